@@ -1,0 +1,86 @@
+"""AEM configuration: one pydantic model, loaded from TOML, overridable by ``--set``.
+
+Why one place: every threshold must be named, defaulted and validated once (the OTel
+SDK's habit), and every verdict reports the threshold it used.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from aem.compare.settings import CompareSettings, MatchSettings
+
+
+class ToolExecutionSettings(BaseModel):
+    # A tool error the agent recovered from (a later call of the same tool succeeded)
+    # is reported, but is it a root cause? ``fail`` counts it; ``pass`` notes it only.
+    recovered_error_outcome: str = "fail"
+
+
+class TruthfulnessSettings(BaseModel):
+    enabled: bool = True
+
+
+class MetricsSettings(BaseModel):
+    tool_execution: ToolExecutionSettings = Field(default_factory=ToolExecutionSettings)
+    truthfulness: TruthfulnessSettings = Field(default_factory=TruthfulnessSettings)
+    disabled: list[str] = Field(default_factory=list)
+    plugins: list[str] = Field(
+        default_factory=list, description="extra metrics as 'module:attribute'"
+    )
+
+
+class TaxonomyRule(BaseModel):
+    category: str
+    metric: str | None = None
+    kind: str | None = None
+    name: str | None = None
+
+
+class AssemblySettings(BaseModel):
+    # Files have no wall clock: a session whose root span has ended is closed after this
+    # many further spans without one of its own (bounds memory on huge files).
+    idle_spans: int = 20_000
+    max_open_sessions: int = 50_000
+
+
+class AemConfig(BaseModel):
+    compare: CompareSettings = Field(default_factory=CompareSettings)
+    matching: MatchSettings = Field(default_factory=MatchSettings)
+    metrics: MetricsSettings = Field(default_factory=MetricsSettings)
+    taxonomy: list[TaxonomyRule] = Field(default_factory=list)
+    assembly: AssemblySettings = Field(default_factory=AssemblySettings)
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+def _set_dotted(data: dict[str, Any], dotted: str, raw: str) -> None:
+    keys = dotted.split(".")
+    node = data
+    for key in keys[:-1]:
+        node = node.setdefault(key, {})
+    try:
+        value: Any = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    node[keys[-1]] = value
+
+
+def load_config(path: Path | None = None, overrides: list[str] | None = None) -> AemConfig:
+    """Load configuration from a TOML file, then apply ``key.path=value`` overrides.
+
+    >>> load_config(overrides=["matching.pass_threshold=0.5"]).matching.pass_threshold
+    0.5
+    """
+    data: dict[str, Any] = {}
+    if path is not None:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    for item in overrides or []:
+        if "=" not in item:
+            raise ValueError(f"override {item!r} is not key.path=value")
+        key, raw = item.split("=", 1)
+        _set_dotted(data, key.strip(), raw.strip())
+    return AemConfig.model_validate(data)

@@ -1,0 +1,264 @@
+"""The data AEM passes between stages: spans in, turns, metric results, verdicts out.
+
+Spans are plain dataclasses (millions of them flow through the readers, and pydantic
+validation per span would dominate ingest); everything a user or a script sees —
+turns, metric results, reports — is pydantic, so the JSON report has one schema.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+REPORT_VERSION = "1.0"
+
+
+@dataclass(slots=True)
+class SpanEvent:
+    """An OTel span event (exceptions arrive as events named ``exception``)."""
+
+    name: str
+    time_unix_nano: int = 0
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class SourceRef:
+    """Where a record came from, so every input problem can name its file and line."""
+
+    source: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.line}" if self.line is not None else self.source
+
+
+@dataclass(slots=True)
+class SpanRecord:
+    """One decoded OTel span, dialect-neutral.
+
+    Ids are lowercase hex strings (32 chars for traces, 16 for spans); attribute
+    values are decoded ``AnyValue`` (``kvlistValue`` → dict, ``arrayValue`` → list).
+    """
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None
+    name: str
+    kind: int = 0
+    start_unix_nano: int = 0
+    end_unix_nano: int = 0
+    status_code: int = 0  # 0 unset, 1 ok, 2 error
+    status_message: str = ""
+    attributes: dict[str, Any] = field(default_factory=dict)
+    events: list[SpanEvent] = field(default_factory=list)
+    resource: dict[str, Any] = field(default_factory=dict)
+    links: list[tuple[str, str]] = field(default_factory=list)
+    scope: str = ""
+    origin: SourceRef | None = None
+
+    def attr(self, key: str, default: Any = None) -> Any:
+        """An attribute from the span, else from its resource."""
+        value = self.attributes.get(key)
+        if value is None:
+            value = self.resource.get(key, default)
+        return value
+
+
+class InputIssue(BaseModel):
+    """A problem with input data: reported once, counted, never silently dropped."""
+
+    kind: str
+    message: str
+    source: str | None = None
+    line: int | None = None
+    session_id: str | None = None
+    span_id: str | None = None
+    trace_id: str | None = None
+    spans_skipped: int = 0
+
+    def where(self) -> str:
+        if self.source is None:
+            return ""
+        return f"{self.source}:{self.line}" if self.line is not None else self.source
+
+
+class TurnKind(StrEnum):
+    REASONING = "reasoning"
+    TOOL_CALL = "tool_call"
+    RETRIEVAL = "retrieval"
+    ANSWER = "answer"
+    AGENT = "agent"
+
+
+class ToolCall(BaseModel):
+    """A tool call as the agent made it and as the tool answered it."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    call_id: str | None = None
+    name: str
+    arguments: Any = None
+    arguments_raw: str | None = None
+    has_result: bool = False
+    result: Any = None
+    result_raw: str | None = None
+    error: str | None = None
+    error_type: str | None = None
+    executed: bool = False  # a tool span was seen for this call
+
+
+class Document(BaseModel):
+    id: str | None = None
+    content: str = ""
+    score: float | None = None
+
+
+class Turn(BaseModel):
+    """One decision with an observable result (design.md, "Turn")."""
+
+    turn_id: str
+    index: int
+    kind: TurnKind
+    name: str
+    span_ids: list[str]
+    trace_id: str
+    agent: str | None = None
+    context: str = ""
+    text: str | None = None
+    tool_call: ToolCall | None = None
+    query: str | None = None
+    documents: list[Document] = Field(default_factory=list)
+    start_unix_nano: int = 0
+    end_unix_nano: int = 0
+    # Link keys the collectors fill and aem.graph turns into edges (design.md, "Turn graph").
+    model_span_id: str | None = None
+    consumes_call_ids: list[str] = Field(default_factory=list)
+    history_from: str | None = None
+    delegated_by_span: str | None = None
+    returns_to_context: str | None = None
+    # What the turn could see when it acted (user input, tool results, documents):
+    # truthfulness checks stated values against it.
+    seen_inputs: list[str] = Field(default_factory=list)
+
+
+class Outcome(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    SKIP = "skip"
+    ERROR = "error"
+
+
+class Evidence(BaseModel):
+    span_id: str | None = None
+    field: str | None = None
+    expected: Any = None
+    actual: Any = None
+    detail: str | None = None
+
+
+class MetricResult(BaseModel):
+    """A named sub-metric's verdict on one turn. No overall score exists by design."""
+
+    name: str
+    turn_id: str
+    outcome: Outcome
+    score: float | None = None
+    threshold: float | None = None
+    explanation: str = ""
+    evidence: list[Evidence] = Field(default_factory=list)
+
+
+class Label(StrEnum):
+    OK = "ok"
+    ROOT_CAUSE = "root_cause"
+    PRIOR_ACTION_FAILED = "prior_action_failed"
+
+
+class TurnVerdict(BaseModel):
+    turn_id: str
+    span_ids: list[str]
+    kind: TurnKind
+    name: str
+    label: Label
+    inherited_from: list[str] = Field(default_factory=list)
+    metrics: list[MetricResult] = Field(default_factory=list)
+
+    @property
+    def failed_metrics(self) -> list[str]:
+        return [m.name for m in self.metrics if m.outcome is Outcome.FAIL]
+
+
+class RootCause(BaseModel):
+    turn_id: str
+    span_ids: list[str]
+    kind: TurnKind
+    name: str
+    metrics: list[str]
+    category: str | None = None
+    signature: str
+
+
+class SessionReport(BaseModel):
+    session_id: str
+    session_key: str = "gen_ai.conversation.id"
+    session_key_fallback: bool = False
+    trace_ids: list[str] = Field(default_factory=list)
+    case_found: bool = False
+    cut: bool = False
+    turns: list[TurnVerdict] = Field(default_factory=list)
+    root_causes: list[RootCause] = Field(default_factory=list)
+    issues: list[InputIssue] = Field(default_factory=list)
+
+
+class RankedRootCause(BaseModel):
+    signature: str
+    metric: str
+    kind: str
+    name: str
+    category: str | None = None
+    sessions: int
+    share: float
+    examples: list[dict[str, str]] = Field(default_factory=list)
+
+
+class SkippedSummary(BaseModel):
+    total_spans_skipped: int = 0
+    by_kind: dict[str, int] = Field(default_factory=dict)
+
+
+class AuditReport(BaseModel):
+    version: Literal["1.0"] = REPORT_VERSION  # type: ignore[assignment]
+    sessions: list[SessionReport] = Field(default_factory=list)
+    ranking: list[RankedRootCause] = Field(default_factory=list)
+    issues: list[InputIssue] = Field(default_factory=list)
+    skipped: SkippedSummary = Field(default_factory=SkippedSummary)
+    sessions_with_root_cause: int = 0
+    spans_read: int = 0
+
+
+@dataclass
+class Session:
+    """An assembled agent session: its spans, its turns, and what went wrong reading it.
+
+    ``graph`` is filled by :func:`aem.graph.build_turn_graph`; it is a networkx
+    ``DiGraph`` whose nodes are turn ids.
+    """
+
+    session_id: str
+    session_key: str
+    fallback: bool
+    spans: list[SpanRecord]
+    turns: list[Turn] = field(default_factory=list)
+    tool_definitions: dict[str, Any] = field(default_factory=dict)
+    user_inputs: list[str] = field(default_factory=list)
+    issues: list[InputIssue] = field(default_factory=list)
+    cut: bool = False
+    graph: Any = None
+
+    @property
+    def trace_ids(self) -> list[str]:
+        return sorted({s.trace_id for s in self.spans})
