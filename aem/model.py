@@ -181,6 +181,7 @@ class Label(StrEnum):
 class TurnVerdict(BaseModel):
     turn_id: str
     span_ids: list[str]
+    trace_id: str = ""
     kind: TurnKind
     name: str
     label: Label
