@@ -1,0 +1,91 @@
+"""``tool_execution``: did the tool run succeed, and did it return data where data was due.
+
+Fails on error status, an ``exception`` event or ``error.type``. An empty result is
+flagged only where the case expects data (case field ``expect_data``: tool names, or
+``true`` for every tool) — an empty search result is often the right answer.
+A tool error the agent recovered from (a later call of the same tool in the same
+context succeeded) follows ``metrics.tool_execution.recovered_error_outcome``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from aem.model import Evidence, MetricResult, Outcome, Turn, TurnKind
+from aem.metrics.base import MetricContext, result
+
+NAME = "tool_execution"
+
+
+def _is_empty(value: object) -> bool:
+    return value is None or value == "" or value == [] or value == {} or value == "[]"
+
+
+def _expects_data(context: MetricContext, tool: str) -> bool:
+    expected = context.case.metadata.get("expect_data") if context.case else None
+    if expected is True:
+        return True
+    return isinstance(expected, list) and tool in expected
+
+
+class ToolExecution:
+    name = NAME
+
+    def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:
+        turns = [t for t in context.session.turns if t.kind is TurnKind.TOOL_CALL and t.tool_call]
+        outcome_if_recovered = Outcome(context.config.metrics.tool_execution.recovered_error_outcome)
+        for position, turn in enumerate(turns):
+            call = turn.tool_call
+            assert call is not None
+            if call.error:
+                recovery = _recovered_by(turn, turns[position + 1 :])
+                where = Evidence(span_id=turn.span_ids[0], field="status", actual=call.error)
+                label = f"{call.error_type}: " if call.error_type else ""
+                if recovery is not None:
+                    yield result(
+                        NAME,
+                        turn,
+                        outcome_if_recovered,
+                        f"tool {call.name} failed ({label}{call.error}); recovered by "
+                        f"{recovery.turn_id}, a later successful call of the same tool",
+                        score=0.0 if outcome_if_recovered is Outcome.FAIL else 1.0,
+                        evidence=[where],
+                    )
+                else:
+                    yield result(
+                        NAME,
+                        turn,
+                        Outcome.FAIL,
+                        f"tool {call.name} failed: {label}{call.error}",
+                        score=0.0,
+                        evidence=[where],
+                    )
+                continue
+            if not call.executed and not call.has_result:
+                yield result(NAME, turn, Outcome.SKIP, "no tool span and no result in the trace")
+                continue
+            if call.has_result and _is_empty(call.result) and _expects_data(context, call.name):
+                yield result(
+                    NAME,
+                    turn,
+                    Outcome.FAIL,
+                    f"tool {call.name} returned an empty result where the case expects data",
+                    score=0.0,
+                    evidence=[Evidence(span_id=turn.span_ids[0], field="result", actual=call.result)],
+                )
+                continue
+            yield result(NAME, turn, Outcome.PASS, f"tool {call.name} succeeded", score=1.0)
+
+
+def _recovered_by(turn: Turn, later: list[Turn]) -> Turn | None:
+    for candidate in later:
+        call = candidate.tool_call
+        if (
+            call is not None
+            and candidate.context == turn.context
+            and call.name == (turn.tool_call.name if turn.tool_call else None)
+            and not call.error
+            and call.executed
+        ):
+            return candidate
+    return None

@@ -1,0 +1,48 @@
+"""prior_action_failed: tell root causes from turns that only inherited a failure.
+
+A failed turn is a root cause when none of its ancestors in the turn graph failed;
+otherwise it is ``prior_action_failed`` and points at the root causes among its
+ancestors. A turn that passes stays ``ok`` whatever came before. Pure functions over
+the graph, computed with ``descendants`` from each failure (cheap; per-turn
+``ancestors`` calls are far dearer — see performance notes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import networkx as nx
+
+from aem.model import Label
+
+
+def propagate_failures(
+    graph: nx.DiGraph, failed: Iterable[str]
+) -> dict[str, tuple[Label, list[str]]]:
+    """Label every node: ``(label, inherited_from)``.
+
+    >>> g = nx.DiGraph([("t1", "t2"), ("t2", "t3"), ("t4", "t3")])
+    >>> labels = propagate_failures(g, {"t1", "t3"})
+    >>> labels["t1"], labels["t2"], labels["t3"], labels["t4"]
+    ((<Label.ROOT_CAUSE: 'root_cause'>, []), (<Label.OK: 'ok'>, []), \
+(<Label.PRIOR_ACTION_FAILED: 'prior_action_failed'>, ['t1']), (<Label.OK: 'ok'>, []))
+    """
+    failed_set = set(failed)
+    downstream: dict[str, set[str]] = {f: nx.descendants(graph, f) for f in failed_set}
+    tainted = set().union(*downstream.values()) if downstream else set()
+    roots = failed_set - tainted
+    inherited: dict[str, list[str]] = {}
+    order = {node: i for i, node in enumerate(nx.topological_sort(graph))}
+    for root in sorted(roots, key=order.__getitem__):
+        for node in downstream[root]:
+            if node in failed_set:
+                inherited.setdefault(node, []).append(root)
+    labels: dict[str, tuple[Label, list[str]]] = {}
+    for node in graph.nodes:
+        if node in roots:
+            labels[node] = (Label.ROOT_CAUSE, [])
+        elif node in failed_set:
+            labels[node] = (Label.PRIOR_ACTION_FAILED, inherited.get(node, []))
+        else:
+            labels[node] = (Label.OK, [])
+    return labels

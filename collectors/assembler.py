@@ -1,0 +1,168 @@
+"""Group spans into agent sessions as they arrive, and say when a session is complete.
+
+One implementation serves both the audit path (files: the clock is a span counter) and
+live mode (the clock is ``time.monotonic()``): a session is complete when every trace
+in it has a root span that ended and no span of it arrived for ``idle`` clock units, or
+when ``max_lifetime`` passed since its first span (then it is marked ``cut``).
+
+Session key, first hit wins (design.md; otel-dialects.md §4):
+``gen_ai.conversation.id`` → ``session.id`` → ``traceloop.association.properties.session_id``
+→ ``langfuse.session.id`` → the trace id (flagged as a fallback). Spans of one trace
+share the trace's key even when only some of them carry it; traces with the same key
+form one session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from aem.model import InputIssue, Session, SpanRecord
+from collectors.sessions import build_session
+
+SESSION_KEYS = (
+    "gen_ai.conversation.id",
+    "session.id",
+    "traceloop.association.properties.session_id",
+    "langfuse.session.id",
+)
+FALLBACK_KEY = "trace_id"
+
+
+def session_key_of(span: SpanRecord) -> tuple[int, str, str] | None:
+    """``(priority, key name, value)`` of the best session attribute on a span, if any."""
+    attributes = span.attributes
+    resource = span.resource
+    for priority, key in enumerate(SESSION_KEYS):
+        value = attributes.get(key)
+        if value is None:
+            value = resource.get(key)
+        if value is not None and value != "":
+            return priority, key, str(value)
+    return None
+
+
+@dataclass(slots=True)
+class _Trace:
+    trace_id: str
+    spans: list[SpanRecord] = field(default_factory=list)
+    key: tuple[int, str, str] | None = None
+    root_ended: bool = False
+    first_seen: float = 0.0
+    last_seen: float = 0.0
+
+    @property
+    def session_id(self) -> str:
+        return self.key[2] if self.key else self.trace_id
+
+
+class SessionAssembler:
+    """Collect spans by trace, traces by session key; hand out complete sessions.
+
+    >>> from aem.model import SpanRecord
+    >>> asm = SessionAssembler(idle=2)
+    >>> asm.add(SpanRecord("a" * 32, "b" * 16, None, "root", end_unix_nano=5,
+    ...                    attributes={"session.id": "s1"}), now=0)
+    >>> asm.pop_complete(now=1), [s.session_id for s in asm.pop_complete(now=2)]
+    ([], ['s1'])
+    """
+
+    def __init__(
+        self,
+        idle: float,
+        max_lifetime: float | None = None,
+        on_issue: Callable[[InputIssue], None] | None = None,
+        *,
+        build: bool = True,
+    ) -> None:
+        self.idle = idle
+        self.max_lifetime = max_lifetime
+        self.on_issue = on_issue
+        self.build = build
+        self._traces: dict[str, _Trace] = {}
+        self._closed_traces: set[str] = set()
+        self._closed_sessions: set[str] = set()
+        self.late_spans = 0
+        self.spans_added = 0
+
+    @property
+    def open_sessions(self) -> int:
+        return len({t.session_id for t in self._traces.values()})
+
+    @property
+    def open_spans(self) -> int:
+        return sum(len(t.spans) for t in self._traces.values())
+
+    def add(self, span: SpanRecord, now: float) -> None:
+        trace = self._traces.get(span.trace_id)
+        if trace is None:
+            key = session_key_of(span)
+            session_id = key[2] if key else span.trace_id
+            if span.trace_id in self._closed_traces or (
+                key is not None and session_id in self._closed_sessions
+            ):
+                self._late(span, session_id)
+                return
+            trace = self._traces[span.trace_id] = _Trace(span.trace_id, first_seen=now, key=key)
+        elif trace.key is None or trace.key[0] > 0:
+            key = session_key_of(span)
+            if key is not None and (trace.key is None or key[0] < trace.key[0]):
+                trace.key = key
+        trace.spans.append(span)
+        trace.last_seen = now
+        if span.parent_span_id is None and span.end_unix_nano:
+            trace.root_ended = True
+        self.spans_added += 1
+
+    def _late(self, span: SpanRecord, session_id: str) -> None:
+        self.late_spans += 1
+        if self.on_issue is not None:
+            self.on_issue(
+                InputIssue(
+                    kind="late_span",
+                    message=(
+                        f"span {span.span_id} arrived after session {session_id!r} "
+                        "was evaluated; counted, not merged"
+                    ),
+                    source=span.origin.source if span.origin else None,
+                    line=span.origin.line if span.origin else None,
+                    session_id=session_id,
+                    span_id=span.span_id,
+                    trace_id=span.trace_id,
+                    spans_skipped=1,
+                )
+            )
+
+    def _group(self) -> dict[str, list[_Trace]]:
+        groups: dict[str, list[_Trace]] = {}
+        for trace in self._traces.values():
+            groups.setdefault(trace.session_id, []).append(trace)
+        return groups
+
+    def pop_complete(self, now: float) -> list[Session]:
+        """Sessions that are complete at ``now``; they leave the assembler."""
+        done: list[Session] = []
+        for session_id, traces in self._group().items():
+            last = max(t.last_seen for t in traces)
+            first = min(t.first_seen for t in traces)
+            cut = self.max_lifetime is not None and now - first >= self.max_lifetime
+            complete = all(t.root_ended for t in traces) and now - last >= self.idle
+            if complete or cut:
+                done.append(self._close(session_id, traces, cut=cut and not complete))
+        return done
+
+    def drain(self) -> list[Session]:
+        """Every session still open (end of input, or shutdown)."""
+        return [self._close(sid, traces, cut=False) for sid, traces in self._group().items()]
+
+    def _close(self, session_id: str, traces: list[_Trace], *, cut: bool) -> Session:
+        for trace in traces:
+            del self._traces[trace.trace_id]
+            self._closed_traces.add(trace.trace_id)
+        self._closed_sessions.add(session_id)
+        keys = [t.key for t in traces if t.key is not None]
+        key_name = min(keys)[1] if keys else FALLBACK_KEY
+        spans = [span for trace in sorted(traces, key=lambda t: t.first_seen) for span in trace.spans]
+        if not self.build:
+            return Session(session_id, key_name, not keys, spans, cut=cut)
+        return build_session(session_id, key_name, fallback=not keys, spans=spans, cut=cut)

@@ -1,0 +1,162 @@
+"""OTel GenAI semantic conventions (``gen_ai.*``), including Traceloop ≥ 0.5.
+
+Real output differs from the registry in small ways; all variants are accepted
+(otel-dialects.md §1.3): ``tool_call_response`` may hold ``response`` or ``result``,
+"any"-typed attributes arrive as JSON strings or as structured values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aem.model import SpanRecord
+from collectors.dialects.base import (
+    AgentRun,
+    ModelCall,
+    Observation,
+    RetrievalRun,
+    ToolCallRequest,
+    ToolRun,
+    as_text,
+    parse_jsonish,
+    span_error,
+    unwrap_tool_message,
+)
+
+MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
+AGENT_OPERATIONS = frozenset({"invoke_agent"})
+
+
+def messages(value: Any) -> list[dict[str, Any]]:
+    """``gen_ai.{input,output}.messages`` as a list of ``{role, parts}`` dicts."""
+    parsed = parse_jsonish(value)
+    if isinstance(parsed, dict):
+        parsed = [parsed]
+    return [m for m in parsed if isinstance(m, dict)] if isinstance(parsed, list) else []
+
+
+def text_of_parts(parts: Any) -> str:
+    texts = []
+    for part in parts or []:
+        if isinstance(part, dict) and part.get("type", "text") == "text":
+            content = part.get("content")
+            if content:
+                texts.append(str(content))
+    return "\n".join(texts)
+
+
+def output_of(value: Any) -> tuple[str | None, list[ToolCallRequest]]:
+    texts: list[str] = []
+    calls: list[ToolCallRequest] = []
+    for message in messages(value):
+        text = text_of_parts(message.get("parts"))
+        if text:
+            texts.append(text)
+        for part in message.get("parts") or []:
+            if isinstance(part, dict) and part.get("type") == "tool_call":
+                raw = part.get("arguments")
+                calls.append(
+                    ToolCallRequest(
+                        call_id=part.get("id"),
+                        name=str(part.get("name", "")),
+                        arguments=parse_jsonish(raw),
+                        arguments_raw=raw if isinstance(raw, str) else as_text(raw),
+                    )
+                )
+    return ("\n".join(texts) or None), calls
+
+
+def user_texts(value: Any) -> list[str]:
+    return [
+        text
+        for m in messages(value)
+        if m.get("role") == "user" and (text := text_of_parts(m.get("parts")))
+    ]
+
+
+def tool_results(value: Any) -> dict[str, str]:
+    """Tool results fed back in a model input, by call id (parsed only when needed)."""
+    out: dict[str, str] = {}
+    for message in messages(value):
+        for part in message.get("parts") or []:
+            if isinstance(part, dict) and part.get("type") == "tool_call_response":
+                response = part.get("response", part.get("result"))
+                if part.get("id"):
+                    out[str(part["id"])] = as_text(response) or ""
+    return out
+
+
+def observe(span: SpanRecord, operation: str) -> Observation | None:
+    attributes = span.attributes
+    if operation in MODEL_OPERATIONS:
+        raw_input = attributes.get("gen_ai.input.messages")
+        if raw_input is None and "gen_ai.prompt.0.role" in attributes:
+            return None  # legacy Traceloop content on a current span: the legacy mapper
+        text, calls = output_of(attributes.get("gen_ai.output.messages"))
+        return ModelCall(
+            span=span,
+            text=text,
+            tool_calls=calls,
+            input_text=raw_input if isinstance(raw_input, str) else (as_text(raw_input) or ""),
+            model=attributes.get("gen_ai.request.model") or attributes.get("gen_ai.response.model"),
+        )
+    if operation == "execute_tool":
+        raw_args = attributes.get("gen_ai.tool.call.arguments")
+        arguments = parse_jsonish(raw_args)
+        if isinstance(arguments, dict) and "input_str" in arguments:
+            arguments = parse_jsonish(arguments["input_str"])  # LangChain callback shape
+        has_result = "gen_ai.tool.call.result" in attributes
+        raw_result = attributes.get("gen_ai.tool.call.result")
+        result, message_call_id, tool_error = unwrap_tool_message(parse_jsonish(raw_result))
+        error, error_type = span_error(span)
+        if tool_error and error is None:
+            error = as_text(result)
+        return ToolRun(
+            span=span,
+            name=str(attributes.get("gen_ai.tool.name") or span.name.removeprefix("execute_tool ")),
+            call_id=attributes.get("gen_ai.tool.call.id") or message_call_id,
+            arguments=arguments,
+            arguments_raw=raw_args if isinstance(raw_args, str) else as_text(raw_args),
+            has_result=has_result,
+            result=parse_jsonish(result) if isinstance(result, str) else result,
+            result_raw=as_text(result),
+            error=error,
+            error_type=error_type,
+        )
+    if operation == "retrieval":
+        documents = parse_jsonish(attributes.get("gen_ai.retrieval.documents")) or []
+        return RetrievalRun(
+            span=span,
+            query=attributes.get("gen_ai.retrieval.query.text"),
+            documents=[d for d in documents if isinstance(d, dict)]
+            if isinstance(documents, list)
+            else [],
+        )
+    if operation in AGENT_OPERATIONS:
+        text, _ = output_of(attributes.get("gen_ai.output.messages"))
+        return AgentRun(
+            span=span,
+            name=str(attributes.get("gen_ai.agent.name") or span.name.removeprefix("invoke_agent ")),
+            output_text=text,
+        )
+    return None
+
+
+def tool_definitions(span: SpanRecord) -> dict[str, Any]:
+    """``gen_ai.tool.definitions`` as ``{tool name: JSON Schema of its parameters}``."""
+    definitions = parse_jsonish(span.attributes.get("gen_ai.tool.definitions"))
+    out: dict[str, Any] = {}
+    if not isinstance(definitions, list):
+        return out
+    for item in definitions:
+        if not isinstance(item, dict):
+            continue
+        function = item.get("function") if isinstance(item.get("function"), dict) else item
+        name = function.get("name")
+        schema = function.get("parameters") or function.get("input_schema")
+        if name and isinstance(schema, dict):
+            out[str(name)] = schema
+    return out
+
+
+
