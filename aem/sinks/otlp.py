@@ -1,0 +1,200 @@
+"""OTLP emitter: ``gen_ai.evaluation.result`` events and evaluation spans.
+
+Why the exporters are called directly instead of through a ``BatchSpanProcessor``: the SDK
+processors drop data when their queue is full and never say whether an export succeeded.
+The outbox needs a yes/no per batch to retry until the downstream accepts, so this sink
+builds SDK ``ReadableSpan`` / ``ReadableLogRecord`` objects and hands them to the OTLP
+exporters synchronously.
+
+What goes out (otel-dialects §6):
+
+* per metric result, a LogRecord with ``event_name="gen_ai.evaluation.result"`` carrying the
+  evaluated span's trace id and span id, and ``gen_ai.evaluation.{name,score.value,
+  score.label,explanation}``;
+* per turn, an ``evaluate {turn}`` span in the evaluated span's trace, parented to it and
+  linked to it, with ``aem.label``, ``aem.inherited_from``, ``aem.root_cause.span_id`` and
+  ``aem.failed_metrics``. Its span id is derived from the idempotency key, so a re-sent
+  span has the same id and a backend can de-duplicate it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from opentelemetry import trace as trace_api
+from opentelemetry._logs import LogRecord
+from opentelemetry.sdk._logs import ReadableLogRecord
+from opentelemetry.sdk._logs.export import LogRecordExportResult
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExportResult
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+from opentelemetry.trace import Link, SpanContext, SpanKind, TraceFlags
+from opentelemetry.trace.status import Status, StatusCode
+
+from aem.sinks.records import OutboxItem
+
+EVENT_NAME = "gen_ai.evaluation.result"
+SCOPE = InstrumentationScope("aem.serve", "0.1.0")
+
+
+def _span_id_from_key(key: str) -> int:
+    value = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big")
+    return value or 1
+
+
+def _context(trace_id: str, span_id: int | str) -> SpanContext:
+    return SpanContext(
+        trace_id=int(trace_id, 16),
+        span_id=int(span_id, 16) if isinstance(span_id, str) else span_id,
+        is_remote=True,
+        trace_flags=TraceFlags(TraceFlags.SAMPLED),
+    )
+
+
+def event_attributes(payload: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """The ``gen_ai.evaluation.result`` attributes of one metric item."""
+    attrs: dict[str, Any] = {
+        "gen_ai.evaluation.name": payload["name"],
+        "gen_ai.evaluation.score.label": payload["outcome"],
+        "gen_ai.evaluation.explanation": payload.get("explanation") or "",
+        "aem.session.id": payload["session_id"],
+        "aem.turn.id": payload["turn_id"],
+        "aem.idempotency_key": key,
+    }
+    if payload.get("score") is not None:
+        attrs["gen_ai.evaluation.score.value"] = float(payload["score"])
+    if payload.get("threshold") is not None:
+        attrs["aem.threshold"] = float(payload["threshold"])
+    if payload["outcome"] == "error":
+        attrs["error.type"] = "aem.evaluation_error"
+    if not payload.get("session_key_fallback"):
+        attrs["gen_ai.conversation.id"] = payload["session_id"]
+    return attrs
+
+
+def span_attributes(payload: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """AEM's per-turn attributes on the evaluation span."""
+    attrs: dict[str, Any] = {
+        "aem.label": payload["label"],
+        "aem.session.id": payload["session_id"],
+        "aem.turn.id": payload["turn_id"],
+        "aem.turn.kind": payload["turn_kind"],
+        "aem.evaluated_span_id": payload["span_id"],
+        "aem.failed_metrics": list(payload.get("failed_metrics") or []),
+        "aem.inherited_from": list(payload.get("inherited_from") or []),
+        "aem.idempotency_key": key,
+        "openinference.span.kind": "EVALUATOR",
+    }
+    roots = payload.get("root_cause_span_ids") or []
+    if roots:
+        attrs["aem.root_cause.span_id"] = roots[0]
+        attrs["aem.root_cause.span_ids"] = list(roots)
+    if payload.get("cut"):
+        attrs["aem.session.cut"] = True
+    return attrs
+
+
+class OtlpSink:
+    """Sends evaluation events (logs signal) and evaluation spans (traces signal)."""
+
+    def __init__(
+        self,
+        endpoint: str,
+        *,
+        protocol: Literal["grpc", "http/protobuf"] = "grpc",
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 5.0,
+        service_name: str = "aem",
+        name: str = "otlp",
+    ) -> None:
+        self.name = name
+        self._resource = Resource.create({"service.name": service_name})
+        headers = dict(headers or {})
+        if protocol == "grpc":
+            from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
+            from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+
+            target = endpoint.split("://", 1)[-1]
+            insecure = not endpoint.startswith("https://")
+            self._spans: Any = OTLPSpanExporter(
+                endpoint=target, insecure=insecure, headers=headers, timeout=timeout
+            )
+            self._logs: Any = OTLPLogExporter(
+                endpoint=target, insecure=insecure, headers=headers, timeout=timeout
+            )
+        else:
+            from opentelemetry.exporter.otlp.proto.http._log_exporter import (
+                OTLPLogExporter as HttpLogExporter,
+            )
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
+                OTLPSpanExporter as HttpSpanExporter,
+            )
+
+            base = endpoint.rstrip("/")
+            self._spans = HttpSpanExporter(
+                endpoint=f"{base}/v1/traces", headers=headers, timeout=timeout
+            )
+            self._logs = HttpLogExporter(
+                endpoint=f"{base}/v1/logs", headers=headers, timeout=timeout
+            )
+
+    def _span(self, item: OutboxItem, now_ns: int) -> ReadableSpan:
+        p = item.payload
+        evaluated = _context(p["trace_id"], p["span_id"])
+        own = SpanContext(
+            trace_id=evaluated.trace_id,
+            span_id=_span_id_from_key(item.key),
+            is_remote=False,
+            trace_flags=TraceFlags(TraceFlags.SAMPLED),
+        )
+        failed = bool(p.get("failed_metrics"))
+        return ReadableSpan(
+            name=f"evaluate {p.get('turn_name') or p['turn_id']}",
+            context=own,
+            parent=evaluated,
+            resource=self._resource,
+            attributes=span_attributes(p, item.key),
+            links=[Link(evaluated, {"aem.link": "evaluated_span"})],
+            kind=SpanKind.INTERNAL,
+            status=Status(StatusCode.ERROR if failed else StatusCode.OK),
+            start_time=int(p.get("completed_at", now_ns / 1e9) * 1e9),
+            end_time=now_ns,
+            instrumentation_scope=SCOPE,
+        )
+
+    def _event(self, item: OutboxItem, now_ns: int) -> ReadableLogRecord:
+        p = item.payload
+        ctx = trace_api.set_span_in_context(
+            trace_api.NonRecordingSpan(_context(p["trace_id"], p["span_id"]))
+        )
+        record = LogRecord(
+            timestamp=now_ns,
+            observed_timestamp=now_ns,
+            context=ctx,
+            event_name=EVENT_NAME,
+            attributes=event_attributes(p, item.key),
+        )
+        return ReadableLogRecord(record, resource=self._resource, instrumentation_scope=SCOPE)
+
+    def deliver(self, items: Sequence[OutboxItem]) -> list[str]:
+        now_ns = time.time_ns()
+        accepted: list[str] = []
+        turns = [i for i in items if i.kind == "turn"]
+        metrics = [i for i in items if i.kind == "metric"]
+        if turns:
+            spans = [self._span(i, now_ns) for i in turns]
+            if self._spans.export(spans) is SpanExportResult.SUCCESS:
+                accepted += [i.key for i in turns]
+        if metrics:
+            events = [self._event(i, now_ns) for i in metrics]
+            if self._logs.export(events) is LogRecordExportResult.SUCCESS:
+                accepted += [i.key for i in metrics]
+        return accepted
+
+    def close(self) -> None:
+        self._spans.shutdown()
+        self._logs.shutdown()

@@ -1,0 +1,260 @@
+"""The delivery outbox: verdicts persisted in SQLite until each sink has accepted them.
+
+Why an outbox: a downstream that is down must not lose verdicts, and a verdict must not
+be sent twice. Rows are written in the *same* transaction that marks the session
+evaluated (the spool calls :func:`enqueue` on its connection), so after a crash either
+both exist or neither does. Each sink has its own row per item (primary key ``sink, key``)
+and its own delivery thread, so a slow sink never holds back another.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from aem.sinks.base import Sink
+from aem.sinks.records import OutboxItem
+
+log = logging.getLogger("aem.sinks.outbox")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS outbox (
+    sink TEXT NOT NULL,
+    key TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    payload BLOB NOT NULL,
+    created_at REAL NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt REAL NOT NULL,
+    delivered_at REAL,
+    last_error TEXT,
+    PRIMARY KEY (sink, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (sink, next_attempt)
+    WHERE delivered_at IS NULL;
+"""
+
+
+def create_schema(conn: sqlite3.Connection) -> None:
+    conn.executescript(SCHEMA)
+
+
+def enqueue(
+    conn: sqlite3.Connection, items: Iterable[OutboxItem], sinks: Sequence[str], now: float
+) -> int:
+    """Add items for every sink inside the caller's transaction; existing keys are kept.
+
+    Returns how many rows were new (an already-present key is the idempotency guard).
+    """
+    rows = [
+        (sink, item.key, item.kind, orjson.dumps(item.payload), now, now)
+        for item in items
+        for sink in sinks
+    ]
+    before = conn.total_changes
+    conn.executemany(
+        "INSERT OR IGNORE INTO outbox (sink, key, kind, payload, created_at, next_attempt) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    return conn.total_changes - before
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff with jitter, capped; attempts never stop (nothing is dropped)."""
+
+    initial: float = 0.5
+    maximum: float = 30.0
+
+    def delay(self, attempts: int) -> float:
+        base = min(self.maximum, self.initial * (2 ** min(attempts, 30)))
+        return base * random.uniform(0.5, 1.0)
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA busy_timeout=30000")
+    return conn
+
+
+class SinkWorker:
+    """Delivers one sink's pending rows, oldest first, retrying failures with backoff."""
+
+    def __init__(
+        self,
+        path: Path,
+        sink: Sink,
+        *,
+        batch: int,
+        retry: RetryPolicy,
+        poll_seconds: float,
+        on_delivered: Callable[[str, list[float]], None] | None = None,
+    ) -> None:
+        self.sink = sink
+        self._path = path
+        self._batch = batch
+        self._retry = retry
+        self._poll = poll_seconds
+        self._on_delivered = on_delivered
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._idle = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"sink-{sink.name}", daemon=True)
+        self.delivered = 0
+        self.failures = 0
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def notify(self) -> None:
+        self._wake.set()
+
+    def pending(self, conn: sqlite3.Connection) -> int:
+        row = conn.execute(
+            "SELECT count(*) FROM outbox WHERE sink = ? AND delivered_at IS NULL",
+            (self.sink.name,),
+        ).fetchone()
+        return int(row[0])
+
+    def _run(self) -> None:
+        conn = connect(self._path)
+        try:
+            while not self._stop.is_set():
+                worked = self._deliver_once(conn)
+                if not worked:
+                    self._idle.set()
+                    self._wake.wait(self._poll)
+                    self._wake.clear()
+                    self._idle.clear()
+        finally:
+            conn.close()
+
+    def _deliver_once(self, conn: sqlite3.Connection) -> bool:
+        now = time.time()
+        rows = conn.execute(
+            "SELECT key, kind, payload, attempts, created_at FROM outbox "
+            "WHERE sink = ? AND delivered_at IS NULL AND next_attempt <= ? "
+            "ORDER BY next_attempt LIMIT ?",
+            (self.sink.name, now, self._batch),
+        ).fetchall()
+        if not rows:
+            return False
+        items = [OutboxItem(key, kind, orjson.loads(payload)) for key, kind, payload, _, _ in rows]
+        try:
+            accepted = set(self.sink.deliver(items))
+            error = "downstream accepted only part of the batch"
+        except Exception as exc:  # a sink failing in any way is retried, never fatal
+            accepted = set()
+            error = f"{type(exc).__name__}: {exc}"
+        done = time.time()
+        delivered = [(done, self.sink.name, key) for key, *_ in rows if key in accepted]
+        failed = [
+            (attempts + 1, done + self._retry.delay(attempts), error[:500], self.sink.name, key)
+            for key, _, _, attempts, _ in rows
+            if key not in accepted
+        ]
+        conn.execute("BEGIN IMMEDIATE")
+        conn.executemany("UPDATE outbox SET delivered_at = ? WHERE sink = ? AND key = ?", delivered)
+        conn.executemany(
+            "UPDATE outbox SET attempts = ?, next_attempt = ?, last_error = ? "
+            "WHERE sink = ? AND key = ?",
+            failed,
+        )
+        conn.execute("COMMIT")
+        self.delivered += len(delivered)
+        if failed:
+            self.failures += 1
+            log.warning(
+                "delivery failed",
+                extra={"sink": self.sink.name, "items": len(failed), "error": error[:200]},
+            )
+        if delivered and self._on_delivered is not None:
+            created = {key: c for key, _, _, _, c in rows}
+            self._on_delivered(self.sink.name, [done - created[k] for _, _, k in delivered])
+        return bool(delivered)
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Block until this worker found nothing due (used by flush)."""
+        self.notify()
+        return self._idle.wait(timeout)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(timeout=30)
+        self.sink.close()
+
+
+class Outbox:
+    """One delivery worker per sink over the shared SQLite file."""
+
+    def __init__(
+        self,
+        path: Path,
+        sinks: Sequence[Sink],
+        *,
+        batch: int = 256,
+        retry: RetryPolicy | None = None,
+        poll_seconds: float = 0.2,
+        on_delivered: Callable[[str, list[float]], None] | None = None,
+    ) -> None:
+        self._path = path
+        self.workers = [
+            SinkWorker(
+                path,
+                sink,
+                batch=batch,
+                retry=retry or RetryPolicy(),
+                poll_seconds=poll_seconds,
+                on_delivered=on_delivered,
+            )
+            for sink in sinks
+        ]
+        self._conn = connect(path)
+        create_schema(self._conn)
+        self._lock = threading.Lock()
+
+    @property
+    def sink_names(self) -> list[str]:
+        return [w.sink.name for w in self.workers]
+
+    def start(self) -> None:
+        for worker in self.workers:
+            worker.start()
+
+    def notify(self) -> None:
+        for worker in self.workers:
+            worker.notify()
+
+    def pending(self) -> int:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT count(*) FROM outbox WHERE delivered_at IS NULL"
+            ).fetchone()
+        return int(row[0])
+
+    def flush(self, timeout: float) -> bool:
+        """Deliver what is due until nothing is pending or ``timeout`` passes."""
+        deadline = time.monotonic() + timeout
+        while self.pending():
+            if time.monotonic() >= deadline:
+                return False
+            self.notify()
+            time.sleep(0.05)
+        return True
+
+    def close(self) -> None:
+        for worker in self.workers:
+            worker.stop()
+        with self._lock:
+            self._conn.close()

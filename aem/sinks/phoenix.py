@@ -1,0 +1,77 @@
+"""Phoenix sink: verdicts as span annotations through Phoenix's REST API.
+
+Why a separate sink: Phoenix ignores OTLP logs (405 on ``/v1/logs``) and drops span links,
+so neither the evaluation event nor the evaluation span shows up as an annotation there
+(otel-dialects §6–7). ``POST /v1/span_annotations?sync=true`` upserts on
+``(name, span_id, identifier)``, which makes a retried batch harmless.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+
+from aem.sinks.base import DeliveryError
+from aem.sinks.records import OutboxItem
+
+
+def annotation(item: OutboxItem, identifier: str) -> dict[str, Any]:
+    """One Phoenix span annotation for a metric item or a turn-label item."""
+    p = item.payload
+    if item.kind == "metric":
+        name = p["name"]
+        result: dict[str, Any] = {"label": p["outcome"], "explanation": p.get("explanation", "")}
+        if p.get("score") is not None:
+            result["score"] = float(p["score"])
+    else:
+        name = "aem.label"
+        roots = ", ".join(p.get("root_cause_span_ids") or [])
+        failed = ", ".join(p.get("failed_metrics") or [])
+        explanation = f"failed: {failed}" if failed else "no metric failed"
+        if p["label"] == "prior_action_failed":
+            explanation += f"; inherited from span(s) {roots}"
+        result = {"label": p["label"], "explanation": explanation}
+    return {
+        "span_id": p["span_id"],
+        "name": name,
+        "annotator_kind": "CODE",
+        "result": result,
+        "metadata": {
+            "session_id": p["session_id"],
+            "turn_id": p["turn_id"],
+            "trace_id": p["trace_id"],
+            "aem.idempotency_key": item.key,
+        },
+        "identifier": identifier,
+    }
+
+
+class PhoenixSink:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        identifier: str = "aem",
+        api_key: str | None = None,
+        timeout: float = 10.0,
+        name: str = "phoenix",
+    ) -> None:
+        self.name = name
+        self._identifier = identifier
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout)
+
+    def deliver(self, items: Sequence[OutboxItem]) -> list[str]:
+        body = {"data": [annotation(i, self._identifier) for i in items]}
+        try:
+            response = self._client.post("/v1/span_annotations", params={"sync": "true"}, json=body)
+        except httpx.HTTPError as exc:
+            raise DeliveryError(f"phoenix unreachable: {exc}") from exc
+        if response.status_code != 200:
+            raise DeliveryError(f"phoenix answered {response.status_code}: {response.text[:200]}")
+        return [i.key for i in items]
+
+    def close(self) -> None:
+        self._client.close()

@@ -1,0 +1,94 @@
+"""Verdicts reshaped into delivery items: one per metric result, one per turn.
+
+Why a flat item: the outbox stores and retries each item on its own, so each needs a
+stable idempotency key (session + turn + metric) and a self-contained JSON payload that
+any sink can turn into its wire format without the report in memory. Nothing here judges:
+the verdict is the report's, this module only copies fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from aem.model import SessionReport
+
+ItemKind = Literal["metric", "turn"]
+
+# The metric name a per-turn item uses in its key: "aem.label" never collides with a
+# metric name because metric names carry no "aem." prefix.
+TURN_KEY_SUFFIX = "aem.label"
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxItem:
+    """One deliverable unit: ``key`` is unique per session, turn and metric."""
+
+    key: str
+    kind: ItemKind
+    payload: dict[str, Any]
+
+
+def item_key(session_id: str, turn_id: str, metric: str) -> str:
+    return f"{session_id}\x1f{turn_id}\x1f{metric}"
+
+
+def verdict_items(report: SessionReport, *, completed_at: float) -> list[OutboxItem]:
+    """Every metric result and every turn label of a report, keyed for exactly-once delivery.
+
+    ``completed_at`` (wall clock) is when the session was found complete; sinks may pass it
+    on so the delay from completion to delivery can be measured.
+    """
+    first_span = {t.turn_id: (t.span_ids[0] if t.span_ids else "") for t in report.turns}
+    common = {
+        "session_id": report.session_id,
+        "session_key": report.session_key,
+        "session_key_fallback": report.session_key_fallback,
+        "cut": report.cut,
+        "completed_at": completed_at,
+    }
+    items: list[OutboxItem] = []
+    for turn in report.turns:
+        span_id = first_span[turn.turn_id]
+        if not span_id or not turn.trace_id:
+            continue  # nothing to attach a verdict to; the JSON report still has it
+        where = {
+            **common,
+            "turn_id": turn.turn_id,
+            "turn_name": turn.name,
+            "turn_kind": str(turn.kind),
+            "trace_id": turn.trace_id,
+            "span_id": span_id,
+        }
+        for metric in turn.metrics:
+            items.append(
+                OutboxItem(
+                    key=item_key(report.session_id, turn.turn_id, metric.name),
+                    kind="metric",
+                    payload={
+                        **where,
+                        "name": metric.name,
+                        "outcome": str(metric.outcome),
+                        "score": metric.score,
+                        "threshold": metric.threshold,
+                        "explanation": metric.explanation,
+                    },
+                )
+            )
+        root_spans = [first_span.get(t, "") for t in turn.inherited_from]
+        if str(turn.label) == "root_cause":
+            root_spans = [span_id]
+        items.append(
+            OutboxItem(
+                key=item_key(report.session_id, turn.turn_id, TURN_KEY_SUFFIX),
+                kind="turn",
+                payload={
+                    **where,
+                    "label": str(turn.label),
+                    "inherited_from": list(turn.inherited_from),
+                    "root_cause_span_ids": [s for s in root_spans if s],
+                    "failed_metrics": turn.failed_metrics,
+                },
+            )
+        )
+    return items

@@ -1,0 +1,1 @@
+"""Live mode (``aem serve``): OTLP receivers, durable spool, session pipeline, operations."""

@@ -1,0 +1,74 @@
+"""``aem serve``: load settings, run the live server until SIGTERM/SIGINT, drain, exit.
+
+Settings come from the ``[serve]`` table of the AEM TOML config, then ``serve.key=value``
+overrides; every other override goes to the evaluation config (``AemConfig``).
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from aem.config import _set_dotted, load_config
+from collectors.live.ops import setup_logging
+from collectors.live.settings import ServeSettings
+
+log = logging.getLogger("collectors.live")
+
+PREFIX = "serve."
+
+
+def load_settings(config_path: Path | None, overrides: list[str]) -> ServeSettings:
+    """``[serve]`` from the TOML file, then ``serve.*`` overrides; validated once here."""
+    data: dict[str, Any] = {}
+    if config_path is not None:
+        data = dict(tomllib.loads(Path(config_path).read_text(encoding="utf-8")).get("serve", {}))
+    for item in overrides:
+        key, _, raw = item.partition("=")
+        if key.strip().startswith(PREFIX):
+            _set_dotted(data, key.strip()[len(PREFIX) :], raw.strip())
+    return ServeSettings.model_validate(data)
+
+
+def serve_command(config_path: Path | None, overrides: list[str], cases_path: Path | None) -> int:
+    """Run ``aem serve``; returns the process exit code (0 after a clean drain)."""
+    try:
+        settings = load_settings(config_path, overrides)
+        config = load_config(config_path, [o for o in overrides if not o.startswith(PREFIX)])
+    except (ValidationError, ValueError, OSError) as exc:
+        print(f"aem serve: invalid configuration: {exc}", file=sys.stderr)
+        return 2
+    setup_logging(settings.log_level)
+    from collectors.live.server import LiveServer, default_evaluator
+
+    cases = None
+    if cases_path is not None:
+        from aem.cases import load_cases
+
+        cases = load_cases(cases_path)
+    evaluate, build = default_evaluator(cases, config)
+    try:
+        server = LiveServer(settings, evaluate=evaluate, build=build)
+        server.start()
+    except OSError as exc:
+        log.error("cannot start", extra={"error": str(exc)})
+        return 1
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        log.info("signal received", extra={"signal": signal.Signals(signum).name})
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    while not stop.wait(1.0):
+        pass
+    server.stop()
+    return 0

@@ -1,0 +1,104 @@
+"""Operations: Prometheus counters and structured JSON logs.
+
+Why a private ``CollectorRegistry``: tests start several servers in one interpreter and
+the default global registry would refuse duplicate metric names.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+_STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message"}
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message, and every ``extra`` field."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {
+            "ts": round(record.created, 3),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        for key, value in record.__dict__.items():
+            if key not in _STANDARD and not key.startswith("_"):
+                out[key] = value
+        if record.exc_info:
+            out["exc"] = self.formatException(record.exc_info)
+        return orjson.dumps(out, default=str).decode()
+
+
+def setup_logging(level: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+
+
+class ServeMetrics:
+    """Every counter ``/metrics`` shows; gauges read live values through callbacks."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.spans_received = Counter(
+            "aem_spans_received", "spans accepted and spooled", ["transport"], registry=r
+        )
+        self.spans_rejected = Counter(
+            "aem_spans_rejected", "spans refused, by reason", ["reason"], registry=r
+        )
+        self.requests_rejected = Counter(
+            "aem_requests_rejected",
+            "requests refused, by reason",
+            ["transport", "reason"],
+            registry=r,
+        )
+        self.sessions_evaluated = Counter(
+            "aem_sessions_evaluated", "sessions evaluated", registry=r
+        )
+        self.sessions_cut = Counter(
+            "aem_sessions_cut", "sessions evaluated at max lifetime", registry=r
+        )
+        self.sessions_failed = Counter(
+            "aem_sessions_failed", "sessions whose evaluation raised", registry=r
+        )
+        self.late_spans = Counter(
+            "aem_late_spans", "spans arriving after their session was evaluated", registry=r
+        )
+        self.verdicts_delivered = Counter(
+            "aem_verdicts_delivered", "verdict items accepted downstream", ["sink"], registry=r
+        )
+        self.evaluation_seconds = Histogram(
+            "aem_evaluation_seconds", "time to evaluate one session", registry=r
+        )
+        self.delivery_delay = Histogram(
+            "aem_verdict_delivery_seconds",
+            "from a session's evaluation to its verdict accepted downstream",
+            ["sink"],
+            registry=r,
+            buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300),
+        )
+        self.started = time.time()
+
+    def gauge(self, name: str, doc: str, read: Callable[[], float]) -> None:
+        Gauge(name, doc, registry=self.registry).set_function(read)
+
+    def on_delivered(self, sink: str, delays: list[float]) -> None:
+        self.verdicts_delivered.labels(sink).inc(len(delays))
+        for delay in delays:
+            self.delivery_delay.labels(sink).observe(delay)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

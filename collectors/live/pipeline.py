@@ -1,0 +1,250 @@
+"""Sessions in flight: assemble spans as they arrive, evaluate complete sessions off the
+receive path, commit verdicts to the outbox.
+
+Threads and queues (each bounded, so memory is bounded and overload pushes back):
+
+    receivers ──SpanQueue(spans)──▶ assembler thread ──eval queue(sessions)──▶ evaluators
+                                    (SessionAssembler)                        (evaluate,
+                                                                               commit)
+
+The assembler thread stops pulling spans while the spans held in open sessions exceed
+``max_spans_in_flight`` or while the evaluation queue is full; the SpanQueue then fills and
+the receivers answer RESOURCE_EXHAUSTED / 429. Sessions are never dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from aem.model import InputIssue, Session, SessionReport
+from aem.sinks.records import verdict_items
+from collectors.assembler import SessionAssembler
+from collectors.live.ops import ServeMetrics
+from collectors.live.queues import SpanQueue
+from collectors.live.spool import Spool
+
+log = logging.getLogger("collectors.live.pipeline")
+
+Evaluate = Callable[[Session], SessionReport]
+
+
+@dataclass(slots=True)
+class _Complete:
+    session: Session
+    completed_at: float  # wall clock, for the completion → delivery delay
+
+
+@dataclass(frozen=True)
+class PipelineLimits:
+    idle_seconds: float
+    max_lifetime_seconds: float | None
+    max_spans_in_flight: int
+    eval_queue_sessions: int
+    evaluator_workers: int
+    tick_seconds: float
+
+
+class Pipeline:
+    def __init__(
+        self,
+        *,
+        spool: Spool,
+        intake: SpanQueue,
+        evaluate: Evaluate,
+        limits: PipelineLimits,
+        metrics: ServeMetrics,
+        on_committed: Callable[[], None],
+        build: Callable[[Session], Session] | None = None,
+    ) -> None:
+        self._spool = spool
+        self._intake = intake
+        self._evaluate = evaluate
+        self._build = build
+        self._limits = limits
+        self._metrics = metrics
+        self._on_committed = on_committed
+        self._late: list[tuple[str, str]] = []
+        self.assembler = SessionAssembler(
+            idle=limits.idle_seconds,
+            max_lifetime=limits.max_lifetime_seconds,
+            on_issue=self._issue,
+            build=build is None,
+        )
+        self._eval_q: queue.Queue[_Complete | None] = queue.Queue(limits.eval_queue_sessions)
+        self.spans_in_flight = 0
+        self.evaluating = 0
+        self._stop = threading.Event()
+        self._drain = True
+        self._asm_thread = threading.Thread(
+            target=self._assemble_loop, name="assembler", daemon=True
+        )
+        self._evaluators = [
+            threading.Thread(target=self._evaluate_loop, name=f"evaluator-{i}", daemon=True)
+            for i in range(limits.evaluator_workers)
+        ]
+        self._asm_lock = threading.Lock()
+        metrics.gauge("aem_sessions_open", "sessions being assembled", self._open_sessions)
+        metrics.gauge("aem_spans_in_flight", "spans held in open sessions", self._in_flight)
+        metrics.gauge(
+            "aem_queue_depth_ingest_spans", "spans waiting to be assembled", lambda: intake.depth
+        )
+        metrics.gauge(
+            "aem_queue_depth_eval_sessions", "complete sessions waiting", self._eval_q.qsize
+        )
+
+    def _open_sessions(self) -> float:
+        with self._asm_lock:
+            return self.assembler.open_sessions
+
+    def _in_flight(self) -> float:
+        return self.spans_in_flight
+
+    # ---- assembling ------------------------------------------------------------------
+    def _issue(self, issue: InputIssue) -> None:
+        if issue.kind == "late_span" and issue.trace_id and issue.span_id:
+            self._late.append((issue.trace_id, issue.span_id))
+            self._metrics.late_spans.inc()
+            log.info("late span", extra={"session_id": issue.session_id, "span_id": issue.span_id})
+
+    def replay(self) -> int:
+        """Rebuild open sessions from the spool after a restart (before receivers start)."""
+        n = 0
+        now = time.monotonic()
+        for span, trace_done in self._spool.replay():
+            if trace_done:
+                self._late.append((span.trace_id, span.span_id))
+                self._metrics.late_spans.inc()
+                continue
+            before = self.assembler.spans_added
+            self.assembler.add(span, now)
+            self.spans_in_flight += self.assembler.spans_added - before
+            n += 1
+        self._forget_late()
+        return n
+
+    def _forget_late(self) -> None:
+        if self._late:
+            late, self._late = self._late, []
+            self._spool.forget_spans(late)
+
+    def _can_take(self) -> bool:
+        return self.spans_in_flight < self._limits.max_spans_in_flight and not self._eval_q.full()
+
+    def _assemble_loop(self) -> None:
+        tick = self._limits.tick_seconds
+        last_tick = 0.0
+        while True:
+            stopping = self._stop.is_set()
+            if self._can_take() or stopping:
+                batches = self._intake.get_all(timeout=0 if stopping else tick)
+            else:
+                batches = []
+                time.sleep(tick / 4)
+            now = time.monotonic()
+            with self._asm_lock:
+                before = self.assembler.spans_added
+                for batch in batches:
+                    for span in batch:
+                        self.assembler.add(span, now)
+                self.spans_in_flight += self.assembler.spans_added - before
+            self._forget_late()
+            if stopping and not batches:
+                break
+            if now - last_tick >= tick:
+                last_tick = now
+                with self._asm_lock:
+                    complete = self.assembler.pop_complete(now)
+                self._hand_over(complete)
+        if self._drain:
+            with self._asm_lock:
+                rest = self.assembler.drain()
+            self._hand_over(rest)
+        for _ in self._evaluators:
+            self._eval_q.put(None)
+
+    def _hand_over(self, sessions: list[Session]) -> None:
+        wall = time.time()
+        for session in sessions:
+            self.spans_in_flight -= len(session.spans)
+            if self._spool.is_done(session.session_id):
+                # Only after a restart: the assembler forgot what was evaluated before.
+                self._metrics.late_spans.inc(len(session.spans))
+                self._spool.forget_spans([(s.trace_id, s.span_id) for s in session.spans])
+                log.info(
+                    "late spans of an evaluated session",
+                    extra={"session_id": session.session_id, "spans": len(session.spans)},
+                )
+                continue
+            self._eval_q.put(_Complete(session, wall))  # blocks when full: backpressure
+
+    # ---- evaluating ------------------------------------------------------------------
+    def _evaluate_loop(self) -> None:
+        while True:
+            job = self._eval_q.get()
+            if job is None:
+                return
+            self.evaluating += 1
+            try:
+                self._evaluate_one(job)
+            finally:
+                self.evaluating -= 1
+
+    def _evaluate_one(self, job: _Complete) -> None:
+        session = job.session
+        started = time.perf_counter()
+        try:
+            if self._build is not None:
+                session = self._build(session)
+            report = self._evaluate(session)
+            items = verdict_items(report, completed_at=job.completed_at)
+        except Exception:
+            # Recorded as evaluated with no verdicts, so a poison session cannot wedge
+            # the pipeline or be retried forever across restarts; the log names it.
+            log.exception("evaluation failed", extra={"session_id": session.session_id})
+            self._metrics.sessions_failed.inc()
+            items = []
+        self._metrics.evaluation_seconds.observe(time.perf_counter() - started)
+        fresh = self._spool.commit_session(
+            session.session_id,
+            session.trace_ids,
+            items,
+            spans=len(session.spans),
+            cut=session.cut,
+        )
+        if not fresh:
+            log.warning("session already evaluated", extra={"session_id": session.session_id})
+            return
+        self._metrics.sessions_evaluated.inc()
+        if session.cut:
+            self._metrics.sessions_cut.inc()
+        log.info(
+            "session evaluated",
+            extra={
+                "session_id": session.session_id,
+                "spans": len(session.spans),
+                "verdict_items": len(items),
+                "cut": session.cut,
+            },
+        )
+        self._on_committed()
+
+    # ---- lifecycle -------------------------------------------------------------------
+    def start(self) -> None:
+        self._asm_thread.start()
+        for thread in self._evaluators:
+            thread.start()
+
+    def stop(self, *, drain: bool, timeout: float) -> bool:
+        """Assemble what is queued, then (if ``drain``) evaluate every open session."""
+        self._drain = drain
+        self._stop.set()
+        deadline = time.monotonic() + timeout
+        self._asm_thread.join(max(0.0, deadline - time.monotonic()))
+        for thread in self._evaluators:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        return not any(t.is_alive() for t in [self._asm_thread, *self._evaluators])

@@ -1,0 +1,198 @@
+"""The ``aem serve`` runtime: start the parts in order, stop them in the reverse order.
+
+Start: spool → outbox workers → replay the spool into the assembler (sessions open at a
+crash come back) → pipeline threads → receivers → ready. Stop (SIGTERM): refuse new
+requests → stop receivers → assemble what was acknowledged → evaluate open sessions →
+flush the outbox → close the spool. Every step is bounded by ``drain_timeout_seconds``;
+anything not finished stays in the spool/outbox for the next start.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import orjson
+
+from aem.cases import Case
+from aem.config import AemConfig
+from aem.model import Session, SessionReport
+from aem.sinks.base import Sink
+from aem.sinks.jsonl import JsonlSink
+from aem.sinks.outbox import Outbox, RetryPolicy
+from collectors.live.intake import Intake
+from collectors.live.ops import ServeMetrics
+from collectors.live.pipeline import Pipeline, PipelineLimits
+from collectors.live.queues import SpanQueue
+from collectors.live.settings import ServeSettings
+from collectors.live.spool import Spool
+
+log = logging.getLogger("collectors.live.server")
+
+Evaluate = Callable[[Session], SessionReport]
+
+
+def build_sinks(settings: ServeSettings) -> list[Sink]:
+    sinks: list[Sink] = []
+    if settings.otlp_endpoint:
+        from aem.sinks.otlp import OtlpSink
+
+        sinks.append(
+            OtlpSink(
+                settings.otlp_endpoint,
+                protocol=settings.otlp_protocol,
+                headers=settings.otlp_headers,
+                timeout=settings.otlp_timeout_seconds,
+            )
+        )
+    if settings.jsonl_path:
+        sinks.append(JsonlSink(settings.jsonl_path))
+    if settings.phoenix_url:
+        from aem.sinks.phoenix import PhoenixSink
+
+        key = settings.phoenix_api_key.get_secret_value() if settings.phoenix_api_key else None
+        sinks.append(
+            PhoenixSink(settings.phoenix_url, identifier=settings.phoenix_identifier, api_key=key)
+        )
+    return sinks
+
+
+def default_evaluator(
+    cases: Mapping[str, Case] | None, config: AemConfig | None
+) -> tuple[Evaluate, Callable[[Session], Session]]:
+    """The library's evaluation, and the turn building the assembler leaves to evaluators."""
+    from aem.evaluate import evaluate_session
+
+    from collectors.sessions import build_session
+
+    def evaluate(session: Session) -> SessionReport:
+        return evaluate_session(session, cases=cases, config=config)
+
+    def build(session: Session) -> Session:
+        return build_session(
+            session.session_id,
+            session.session_key,
+            fallback=session.fallback,
+            spans=session.spans,
+            cut=session.cut,
+        )
+
+    return evaluate, build
+
+
+class LiveServer:
+    def __init__(
+        self,
+        settings: ServeSettings,
+        *,
+        evaluate: Evaluate,
+        build: Callable[[Session], Session] | None = None,
+        sinks: list[Sink] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.metrics = ServeMetrics()
+        sinks = build_sinks(settings) if sinks is None else sinks
+        if not sinks:
+            log.warning("no sink configured: verdicts stay in the outbox table only")
+        self.spool = Spool(
+            settings.spool_path,
+            synchronous=settings.spool_synchronous,
+            commit_batch=settings.spool_commit_batch,
+            sinks=[s.name for s in sinks],
+        )
+        self.outbox = Outbox(
+            settings.spool_path,
+            sinks,
+            batch=settings.delivery_batch,
+            retry=RetryPolicy(
+                settings.delivery_retry_initial_seconds, settings.delivery_retry_max_seconds
+            ),
+            poll_seconds=settings.delivery_poll_seconds,
+            on_delivered=self.metrics.on_delivered,
+        )
+        self.queue = SpanQueue(settings.ingest_queue_spans)
+        self.intake = Intake(self.spool, self.queue, self.metrics, settings.retry_after_seconds)
+        self.pipeline = Pipeline(
+            spool=self.spool,
+            intake=self.queue,
+            evaluate=evaluate,
+            build=build,
+            limits=PipelineLimits(
+                idle_seconds=settings.session_idle_seconds,
+                max_lifetime_seconds=settings.session_max_lifetime_seconds,
+                max_spans_in_flight=settings.max_spans_in_flight,
+                eval_queue_sessions=settings.eval_queue_sessions,
+                evaluator_workers=settings.evaluator_workers,
+                tick_seconds=settings.tick_seconds,
+            ),
+            metrics=self.metrics,
+            on_committed=self.outbox.notify,
+        )
+        self.metrics.gauge("aem_verdicts_pending", "verdict items not yet delivered", self._pending)
+        self._ready = False
+        self._grpc: Any = None
+        self._http: Any = None
+        self.ports: dict[str, int] = {}
+        self._stopped = threading.Event()
+
+    def _pending(self) -> float:
+        return float(self.outbox.pending())
+
+    def readiness(self) -> tuple[bool, str]:
+        if self.intake.closing:
+            return False, "draining"
+        if not self._ready:
+            return False, "starting"
+        return True, "ready"
+
+    def start(self) -> None:
+        self.outbox.start()
+        replayed = self.pipeline.replay()
+        if replayed:
+            log.info(
+                "replayed spooled spans",
+                extra={"spans": replayed, "sessions": self.pipeline.assembler.open_sessions},
+            )
+        self.pipeline.start()
+        s = self.settings
+        if s.grpc_port != -1:
+            from collectors.live.grpc_receiver import start_grpc
+
+            self._grpc, self.ports["grpc"] = start_grpc(s, self.intake, self.metrics)
+        if s.http_port != -1:
+            from collectors.live.http_receiver import start_http
+
+            self._http, _ = start_http(s, self.intake, self.metrics, self.readiness)
+            self.ports["http"] = self._http.port
+        if s.ports_file is not None:
+            tmp = s.ports_file.with_suffix(".tmp")
+            tmp.write_bytes(orjson.dumps(self.ports))
+            tmp.replace(s.ports_file)
+        self._ready = True
+        log.info("serving", extra={"host": s.host, **self.ports})
+
+    def stop(self) -> None:
+        """Graceful shutdown: drain, flush, close. Safe to call twice."""
+        if self._stopped.is_set():
+            return
+        self._stopped.set()
+        budget = self.settings.drain_timeout_seconds
+        deadline = time.monotonic() + budget
+        log.info("draining", extra={"timeout_s": budget})
+        self.intake.close()
+        if self._grpc is not None:
+            self._grpc.stop(grace=min(5.0, budget)).wait()
+        if self._http is not None:
+            self._http.shutdown()
+            self._http.server_close()
+        finished = self.pipeline.stop(
+            drain=self.settings.drain_open_sessions,
+            timeout=max(0.0, deadline - time.monotonic()),
+        )
+        flushed = self.outbox.flush(max(0.0, deadline - time.monotonic()))
+        self.outbox.close()
+        self.spool.close()
+        log.info("stopped", extra={"evaluations_finished": finished, "outbox_flushed": flushed})

@@ -1,0 +1,134 @@
+"""Every tunable of ``aem serve``: one pydantic model, one validation point.
+
+Why one model: the CLI, the ``[serve]`` table of the TOML config, ``--set serve.x=y``
+overrides and ``python -m collectors.live --x-y`` flags all land here, so a default and
+its check exist exactly once.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+
+MiB = 1024 * 1024
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback literals; anything else exposes the receiver."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class ServeSettings(BaseModel):
+    """Settings of the live evaluator (receivers, spool, pipeline, sinks, operations)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # --- receivers ------------------------------------------------------------------
+    host: str = Field("127.0.0.1", description="address both receivers bind")
+    grpc_port: int = Field(4317, ge=-1, le=65535, description="OTLP/gRPC port; 0 = any, -1 = off")
+    http_port: int = Field(4318, ge=-1, le=65535, description="OTLP/HTTP port; 0 = any, -1 = off")
+    allow_non_loopback: bool = Field(
+        False, description="required to bind anything but loopback: spans carry prompts"
+    )
+    ports_file: Path | None = Field(
+        None, description="write the bound ports here as JSON once listening (for port 0)"
+    )
+    bearer_token: SecretStr | None = Field(
+        None, description="when set, OTLP requests must carry 'Authorization: Bearer <token>'"
+    )
+    tls_cert_file: Path | None = Field(None, description="PEM certificate: serve TLS on both")
+    tls_key_file: Path | None = Field(None, description="PEM private key for tls_cert_file")
+    max_request_bytes: int = Field(
+        20 * MiB, ge=1024, description="largest request body on the wire (413 / gRPC limit)"
+    )
+    max_decompressed_bytes: int = Field(
+        64 * MiB, ge=1024, description="largest body after gzip; beyond it is a gzip bomb (413)"
+    )
+    receiver_workers: int = Field(
+        8, ge=1, le=256, description="gRPC handler threads; also concurrent HTTP requests"
+    )
+    retry_after_seconds: float = Field(
+        1.0, gt=0, description="retry hint sent with RESOURCE_EXHAUSTED / 429 / 503"
+    )
+
+    # --- spool ---------------------------------------------------------------------
+    spool_path: Path = Field(Path("aem-serve.sqlite"), description="SQLite spool + outbox file")
+    spool_synchronous: Literal["FULL", "NORMAL"] = Field(
+        "FULL",
+        description="FULL: an acknowledged span survives power loss; NORMAL (WAL): it survives a "
+        "crash of the process (kill -9) but not of the machine, and commits are cheaper",
+    )
+    spool_commit_batch: int = Field(
+        64, ge=1, description="most requests one spool transaction groups (group commit)"
+    )
+
+    # --- sessions in flight ----------------------------------------------------------
+    session_idle_seconds: float = Field(
+        10.0, gt=0, description="a session whose root ended is complete after this long quiet"
+    )
+    session_max_lifetime_seconds: float | None = Field(
+        3600.0, gt=0, description="a session open this long is cut and evaluated anyway"
+    )
+    tick_seconds: float = Field(0.2, gt=0, le=5, description="how often completion is checked")
+
+    # --- bounded queues (backpressure) ------------------------------------------------
+    ingest_queue_spans: int = Field(
+        20_000, ge=1, description="spans received but not yet assembled; full → push back"
+    )
+    max_spans_in_flight: int = Field(
+        500_000, ge=1, description="spans held in open sessions; above it intake pauses"
+    )
+    eval_queue_sessions: int = Field(
+        64, ge=1, description="complete sessions waiting for an evaluator; full → intake pauses"
+    )
+    evaluator_workers: int = Field(1, ge=1, le=64, description="evaluation threads")
+    drain_open_sessions: bool = Field(
+        True,
+        description="on SIGTERM evaluate sessions still open; false leaves them in the spool "
+        "for the next start",
+    )
+    drain_timeout_seconds: float = Field(30.0, ge=0, description="shutdown budget for draining")
+
+    # --- sinks -----------------------------------------------------------------------
+    otlp_endpoint: str | None = Field(
+        None, description="where evaluation events and spans go (e.g. http://127.0.0.1:4317)"
+    )
+    otlp_protocol: Literal["grpc", "http/protobuf"] = Field("grpc")
+    otlp_headers: dict[str, str] = Field(default_factory=dict)
+    otlp_timeout_seconds: float = Field(5.0, gt=0, description="one export attempt's budget")
+    jsonl_path: Path | None = Field(None, description="append every verdict as a JSON line")
+    phoenix_url: str | None = Field(None, description="Phoenix base URL for span annotations")
+    phoenix_api_key: SecretStr | None = Field(None)
+    phoenix_identifier: str = Field("aem", description="annotation identifier (upsert key)")
+    delivery_batch: int = Field(256, ge=1, description="outbox rows handed to a sink at once")
+    delivery_retry_initial_seconds: float = Field(0.5, gt=0)
+    delivery_retry_max_seconds: float = Field(30.0, gt=0)
+    delivery_poll_seconds: float = Field(0.2, gt=0)
+
+    # --- operations --------------------------------------------------------------------
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO")
+
+    @model_validator(mode="after")
+    def _check(self) -> ServeSettings:
+        if not self.allow_non_loopback and not is_loopback(self.host):
+            raise ValueError(
+                f"host {self.host!r} is not loopback; spans carry prompts and tool data, so "
+                "binding it needs allow_non_loopback=true (and a bearer_token and TLS)"
+            )
+        if (self.tls_cert_file is None) != (self.tls_key_file is None):
+            raise ValueError("tls_cert_file and tls_key_file go together")
+        if self.grpc_port == -1 and self.http_port == -1:
+            raise ValueError("both receivers are off (grpc_port=-1, http_port=-1)")
+        if self.max_decompressed_bytes < self.max_request_bytes:
+            raise ValueError("max_decompressed_bytes must be >= max_request_bytes")
+        if self.delivery_retry_max_seconds < self.delivery_retry_initial_seconds:
+            raise ValueError("delivery_retry_max_seconds < delivery_retry_initial_seconds")
+        return self
