@@ -21,13 +21,26 @@ class ToolExecutionSettings(BaseModel):
     recovered_error_outcome: str = "fail"
 
 
+class ToolSetSettings(BaseModel):
+    # A call the tool rejected changed no state; by default it is judged by
+    # tool_execution only and left out of the expected-call match.
+    count_failed_calls: bool = False
+
+
 class TruthfulnessSettings(BaseModel):
     enabled: bool = True
+
+
+class CompletenessSettings(BaseModel):
+    # Cosine similarity at or above which an answer sentence covers a key point.
+    key_point_threshold: float = 0.6
 
 
 class MetricsSettings(BaseModel):
     tool_execution: ToolExecutionSettings = Field(default_factory=ToolExecutionSettings)
     truthfulness: TruthfulnessSettings = Field(default_factory=TruthfulnessSettings)
+    tool_set: ToolSetSettings = Field(default_factory=ToolSetSettings)
+    completeness: CompletenessSettings = Field(default_factory=CompletenessSettings)
     disabled: list[str] = Field(default_factory=list)
     plugins: list[str] = Field(
         default_factory=list, description="extra metrics as 'module:attribute'"

@@ -40,7 +40,11 @@ class ToolExecution:
             if call.error:
                 recovery = _recovered_by(turn, turns[position + 1 :])
                 where = Evidence(span_id=turn.span_ids[0], field="status", actual=call.error)
-                label = f"{call.error_type}: " if call.error_type else ""
+                label = (
+                    f"{call.error_type}: "
+                    if call.error_type and not call.error.startswith(call.error_type)
+                    else ""
+                )
                 if recovery is not None:
                     yield result(
                         NAME,

@@ -1,0 +1,66 @@
+"""The audit job: trace files in, one :class:`AuditReport` out, memory bounded.
+
+Sessions are evaluated as soon as the assembler closes them, so only the sessions still
+open (and the small per-session reports) are in memory, however large the input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from aem.cases import Case
+from aem.config import AemConfig
+from aem.evaluate import Evaluator, build_report
+from aem.model import AuditReport, InputIssue, SessionReport
+from collectors.assembler import SessionAssembler
+from collectors.readers import expand_paths, read_batches
+
+_POP_EVERY_SPANS = 2_000
+
+
+@dataclass
+class AuditProgress:
+    """Callbacks for a progress display; every one is optional."""
+
+    on_file_start: Callable[[str, int, int], None] | None = None
+    on_session: Callable[[SessionReport], None] | None = None
+    issues: list[InputIssue] = field(default_factory=list)
+
+
+def audit_paths(
+    paths: Iterable[str],
+    *,
+    cases: Mapping[str, Case] | None = None,
+    config: AemConfig | None = None,
+    progress: AuditProgress | None = None,
+) -> AuditReport:
+    """Read every trace file under ``paths``, evaluate every session, rank root causes."""
+    config = config or AemConfig()
+    progress = progress or AuditProgress()
+    evaluator = Evaluator(config, cases)
+    issues: list[InputIssue] = []
+    assembler = SessionAssembler(idle=config.assembly.idle_spans, on_issue=issues.append)
+    reports: list[SessionReport] = []
+
+    def evaluate_all(sessions: list) -> None:  # type: ignore[type-arg]
+        for session in sessions:
+            report = evaluator.evaluate(session)
+            reports.append(report)
+            if progress.on_session:
+                progress.on_session(report)
+
+    files = expand_paths(paths)
+    clock = 0
+    for number, path in enumerate(files, start=1):
+        if progress.on_file_start:
+            progress.on_file_start(path, number, len(files))
+        for batch in read_batches(path):
+            issues.extend(batch.issues)
+            for span in batch.spans:
+                clock += 1
+                assembler.add(span, clock)
+                if clock % _POP_EVERY_SPANS == 0 or assembler.open_sessions > config.assembly.max_open_sessions:
+                    evaluate_all(assembler.pop_complete(clock))
+    evaluate_all(assembler.drain())
+    return build_report(reports, issues, spans_read=clock)

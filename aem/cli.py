@@ -1,0 +1,92 @@
+"""The ``aem`` command line (typer).
+
+Exit codes of ``aem audit``: 0 — no root causes; 1 — root causes found;
+2 — bad usage or unreadable input (missing path, invalid cases/config, nothing readable).
+The CLI is the composition root: it is the one module of ``aem`` allowed to reach into
+``collectors`` (the readers here, the live receivers for ``serve``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from aem.audit import AuditProgress, audit_paths
+from aem.cases import CasesError, load_cases
+from aem.config import load_config
+from aem.report.terminal import render
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Agent Evaluation Metric")
+EXIT_OK, EXIT_ROOT_CAUSES, EXIT_BAD_INPUT = 0, 1, 2
+
+
+@app.callback()
+def _root() -> None:
+    """Evaluate LLM agents from their OpenTelemetry traces."""
+
+
+@app.command()
+def audit(
+    paths: Annotated[list[str], typer.Argument(help="trace files, directories, or - for stdin")],
+    cases: Annotated[Path | None, typer.Option(help="cases file (JSONL or YAML)")] = None,
+    config: Annotated[Path | None, typer.Option(help="configuration file (TOML)")] = None,
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="override a setting: key.path=value")
+    ] = None,
+    json_: Annotated[bool, typer.Option("--json", help="print the JSON report to stdout")] = False,
+    out: Annotated[Path | None, typer.Option(help="also write the JSON report here")] = None,
+    summary: Annotated[bool, typer.Option(help="only the ranking, no per-session tables")] = False,
+) -> None:
+    """Evaluate every session in OTLP trace files; print turns, labels and root causes."""
+    err = Console(stderr=True)
+    missing = [p for p in paths if p != "-" and not Path(p).exists()]
+    if missing:
+        err.print(f"[red]error:[/] no such file or directory: {', '.join(missing)}")
+        raise typer.Exit(EXIT_BAD_INPUT)
+    try:
+        settings = load_config(config, set_ or [])
+        case_map = load_cases(cases) if cases else {}
+    except (CasesError, ValueError, OSError) as exc:
+        err.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    show_progress = sys.stderr.isatty() and not json_
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=not show_progress,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("reading", total=None)
+
+        def on_file(path: str, number: int, total: int) -> None:
+            bar.update(task, total=total, completed=number - 1, description=f"reading {Path(path).name}")
+
+        report = audit_paths(
+            paths, cases=case_map, config=settings, progress=AuditProgress(on_file_start=on_file)
+        )
+    if out is not None:
+        out.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    if json_:
+        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+    else:
+        render(report, Console(), sessions=not summary)
+    if report.spans_read == 0:
+        err.print("[red]error:[/] no spans could be read from the input")
+        raise typer.Exit(EXIT_BAD_INPUT)
+    raise typer.Exit(EXIT_ROOT_CAUSES if report.sessions_with_root_cause else EXIT_OK)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

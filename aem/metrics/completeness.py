@@ -1,0 +1,104 @@
+"""``correctness.completeness``: the case's ``key_points`` covered by the final answer.
+
+Coverage is judged per key point against the answer's sentences, two ways, either
+enough: every content word of the point appears in the answer (``2+3=5``,
+``customer C-1042``), or embedding similarity reaches the threshold. Before embedding,
+stated values (numbers, dates, ids) are masked to their kind on both sides, because
+completeness asks whether the *part* of the task was answered; whether its values are
+right is truthfulness's question. (An answer about March 2025 covers "refund total for
+March 2026"; truthfulness fails it for the year.)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from aem.compare.extract import extract_values
+from aem.metrics.base import MetricContext, result
+from aem.model import Evidence, MetricResult, Outcome, TurnKind
+
+NAME = "correctness.completeness"
+_SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
+_WORD = re.compile(r"[\w+=%$€£.-]+", re.UNICODE)
+_STOPWORDS = frozenset(
+    "a an the of for in on at to and or is are was were be by with from that this it its as".split()
+)
+
+
+def _mask_values(text: str, settings: object) -> str:
+    """Replace stated values with their kind: ``March 2026`` → ``<period>``."""
+    out, last = [], 0
+    for value in extract_values(text, settings):  # type: ignore[arg-type]
+        out.append(text[last : value.start])
+        out.append(f"<{value.kind}>")
+        last = value.end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _content_words(text: str) -> set[str]:
+    words = {w.strip(".-").lower() for w in _WORD.findall(text)}
+    return {w for w in words if w and w not in _STOPWORDS}
+
+
+def _lexically_covered(point: str, answer: str) -> bool:
+    wanted = _content_words(point)
+    return bool(wanted) and wanted <= _content_words(answer)
+
+
+class Completeness:
+    name = NAME
+
+    def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:
+        turns = context.session.turns
+        if not turns:
+            return
+        top = turns[0].context
+        answers = [t for t in turns if t.kind is TurnKind.ANSWER and t.context == top]
+        if not answers:
+            return
+        final = answers[-1]
+        key_points = context.case.key_points if context.case else []
+        if not key_points:
+            yield result(NAME, final, Outcome.SKIP, "the case has no key_points")
+            return
+        threshold = context.config.metrics.completeness.key_point_threshold
+        sentences = [s.strip() for s in _SENTENCE.split(final.text or "") if s.strip()]
+        if not sentences:
+            yield result(NAME, final, Outcome.FAIL, "the answer is empty", score=0.0, threshold=threshold)
+            return
+        covered, missing = [], []
+        settings = context.config.compare
+        masked = [_mask_values(s, settings) for s in sentences]
+        for point in key_points:
+            if _lexically_covered(point, final.text or ""):
+                covered.append((point, 0, 1.0))
+                continue
+            index, similarity = context.comparator.best_match(_mask_values(point, settings), masked)
+            (covered if similarity >= threshold else missing).append((point, index, similarity))
+        score = len(covered) / len(key_points)
+        evidence = [
+            Evidence(span_id=final.span_ids[0], expected=p, actual=sentences[i], detail=f"cosine {s:.2f}")
+            for p, i, s in missing
+        ]
+        if missing:
+            listed = "; ".join(f"{p!r} (best {s:.2f})" for p, _, s in missing)
+            yield result(
+                NAME,
+                final,
+                Outcome.FAIL,
+                f"{len(missing)} of {len(key_points)} key points not covered: {listed}",
+                score=score,
+                threshold=threshold,
+                evidence=evidence,
+            )
+        else:
+            yield result(
+                NAME,
+                final,
+                Outcome.PASS,
+                f"all {len(key_points)} key points covered (cosine ≥ {threshold})",
+                score=score,
+                threshold=threshold,
+            )

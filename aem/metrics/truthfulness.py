@@ -1,0 +1,151 @@
+"""``correctness.truthfulness``: what a turn states must not contradict the reference facts.
+
+A turn *states* its text (reasoning, answer) and its arguments (a tool call says "the
+period is 2025-03" as plainly as a sentence does). Each stated date/period, amount or id
+is set against the case's ``facts``; a stated value *refers to* a fact when it is the
+same kind of value and either sits under an argument whose name relates to the fact's
+name, or is a near miss of it (the same month in another year; an id of the same shape).
+Values that refer to a fact and disagree with it fail the turn, with the value and the
+fact in the explanation. Dates a turn merely mentions (today's date, a birthday) refer
+to no fact and are left alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from datetime import date, datetime
+from typing import Any
+
+from aem.compare.extract import StatedValue, extract_values
+from aem.metrics.base import MetricContext, result
+from aem.model import Evidence, MetricResult, Outcome, Turn, TurnKind
+
+NAME = "correctness.truthfulness"
+_TEMPORAL = ("date", "period")
+_TEMPORAL_NAMES = ("date", "period", "month", "year", "day", "from", "to", "start", "end", "since", "until")
+
+
+def _as_day(value: date | datetime) -> date:
+    return value.date() if isinstance(value, datetime) else value
+
+
+def _span(value: StatedValue) -> tuple[date, date]:
+    start, end = value.value  # type: ignore[misc]
+    return _as_day(start), _as_day(end)
+
+
+def _related(argument: str | None, fact: str, kind: str) -> bool:
+    if not argument:
+        return False
+    a, f = argument.lower(), fact.lower()
+    if a in f or f in a:
+        return True
+    return kind in _TEMPORAL and any(n in a for n in _TEMPORAL_NAMES) and any(
+        n in f for n in _TEMPORAL_NAMES
+    )
+
+
+def _id_shape(canonical: str) -> str:
+    return "".join("9" if c.isdigit() else "a" if c.isalpha() else c for c in canonical)[:3]
+
+
+def _conflict(
+    stated: StatedValue, fact_name: str, fact: StatedValue, argument: str | None, tolerance: float
+) -> bool | None:
+    """True: contradicts the fact; False: agrees with it; None: says nothing about it."""
+    related = _related(argument, fact_name, fact.kind)
+    if fact.kind in _TEMPORAL and stated.kind in _TEMPORAL:
+        (fs, fe), (ss, se) = _span(fact), _span(stated)
+        if fs <= ss and se <= fe:
+            return False
+        near_miss = ss.month == fs.month and fe.month == fs.month and ss.year != fs.year
+        return True if (related or near_miss) else None
+    if fact.kind == "id" and stated.kind == "id":
+        if stated.value == fact.value:
+            return False
+        return True if related or _id_shape(str(stated.value)) == _id_shape(str(fact.value)) else None
+    if fact.kind == "number" and stated.kind == "number" and related:
+        expected, actual = float(fact.value), float(stated.value)  # type: ignore[arg-type]
+        return abs(expected - actual) > tolerance * max(1.0, abs(expected))
+    return None
+
+
+def _stated(turn: Turn, settings: Any) -> Iterator[tuple[StatedValue, str | None]]:
+    if turn.text:
+        for value in extract_values(turn.text, settings):
+            yield value, None
+    if turn.tool_call is not None:
+        yield from _stated_arguments(turn.tool_call.arguments, None, settings)
+
+
+def _stated_arguments(value: Any, name: str | None, settings: Any) -> Iterator[tuple[StatedValue, str | None]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _stated_arguments(item, str(key), settings)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _stated_arguments(item, name, settings)
+    elif isinstance(value, str | int | float) and not isinstance(value, bool):
+        for stated in extract_values(str(value), settings):
+            yield stated, name
+
+
+def _fact_values(facts: dict[str, Any], settings: Any) -> list[tuple[str, StatedValue]]:
+    parsed = []
+    for name, raw in facts.items():
+        values = extract_values(str(raw), settings)
+        if values:
+            parsed.append((name, values[0]))
+    return parsed
+
+
+class Truthfulness:
+    name = NAME
+
+    def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:
+        if not context.config.metrics.truthfulness.enabled:
+            return
+        facts = context.case.facts if context.case else {}
+        settings = context.config.compare
+        tolerance = settings.number_rel_tol
+        judged = [
+            t
+            for t in context.session.turns
+            if t.kind in (TurnKind.REASONING, TurnKind.ANSWER, TurnKind.TOOL_CALL)
+        ]
+        if not facts:
+            for turn in judged:
+                yield result(NAME, turn, Outcome.SKIP, "the case has no facts to check against")
+            return
+        reference = _fact_values(facts, settings)
+        for turn in judged:
+            conflicts: list[Evidence] = []
+            agreements = 0
+            for stated, argument in _stated(turn, settings):
+                for fact_name, fact in reference:
+                    verdict = _conflict(stated, fact_name, fact, argument, tolerance)
+                    if verdict is True:
+                        conflicts.append(
+                            Evidence(
+                                span_id=turn.span_ids[0],
+                                field=argument or "text",
+                                expected=f"{fact_name}={facts[fact_name]}",
+                                actual=stated.raw,
+                            )
+                        )
+                    elif verdict is False:
+                        agreements += 1
+            if conflicts:
+                detail = "; ".join(
+                    f"states {e.actual!r}{' as ' + e.field if e.field != 'text' else ''} "
+                    f"where the reference says {e.expected}"
+                    for e in conflicts[:3]
+                )
+                yield result(NAME, turn, Outcome.FAIL, detail, score=0.0, evidence=conflicts)
+            else:
+                note = (
+                    f"{agreements} stated value(s) agree with the facts"
+                    if agreements
+                    else "states nothing the facts cover"
+                )
+                yield result(NAME, turn, Outcome.PASS, note, score=1.0)

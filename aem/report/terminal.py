@@ -1,0 +1,83 @@
+"""The terminal view: per-session turn tables, then the ranked root causes (rich)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from aem.model import AuditReport, Label, Outcome, SessionReport
+
+_LABEL_STYLE = {
+    Label.OK: "green",
+    Label.ROOT_CAUSE: "bold red",
+    Label.PRIOR_ACTION_FAILED: "yellow",
+}
+
+
+def session_table(report: SessionReport) -> Table:
+    title = f"session {report.session_id}"
+    notes = []
+    if report.session_key_fallback:
+        notes.append("no session attribute: grouped by trace id")
+    if not report.case_found:
+        notes.append("no case")
+    if report.cut:
+        notes.append("cut at max lifetime")
+    table = Table(title=title, caption="; ".join(notes) or None, title_justify="left", expand=False)
+    for column in ("turn", "kind", "name", "label", "failed metrics", "why"):
+        table.add_column(column, overflow="fold")
+    for turn in report.turns:
+        failed = [m for m in turn.metrics if m.outcome is Outcome.FAIL]
+        label = Text(turn.label.value, style=_LABEL_STYLE[turn.label])
+        if turn.inherited_from:
+            label.append(f" ← {', '.join(turn.inherited_from)}", style="dim")
+        table.add_row(
+            turn.turn_id,
+            turn.kind.value,
+            turn.name,
+            label,
+            ", ".join(m.name for m in failed),
+            "; ".join(m.explanation for m in failed)[:160],
+        )
+    return table
+
+
+def ranking_table(report: AuditReport) -> Table:
+    table = Table(title="root causes, ranked by sessions hit", title_justify="left")
+    for column in ("#", "sessions", "metric", "kind", "name", "category", "example"):
+        table.add_column(column, overflow="fold")
+    total = len(report.sessions)
+    for position, item in enumerate(report.ranking, start=1):
+        example = item.examples[0] if item.examples else {}
+        table.add_row(
+            str(position),
+            f"{item.sessions} of {total}",
+            item.metric,
+            item.kind,
+            item.name,
+            item.category or "-",
+            f"{example.get('session_id', '')} {example.get('turn_id', '')}",
+        )
+    return table
+
+
+def render(report: AuditReport, console: Console, *, sessions: bool = True) -> None:
+    if sessions:
+        for session in report.sessions:
+            console.print(session_table(session))
+    console.print(ranking_table(report))
+    console.print(
+        f"{len(report.sessions)} sessions, {report.sessions_with_root_cause} with a root cause, "
+        f"{report.spans_read} spans read"
+    )
+    if report.skipped.by_kind:
+        console.print(
+            f"[yellow]input problems[/]: {report.skipped.total_spans_skipped} spans skipped; "
+            + ", ".join(f"{k}={v}" for k, v in sorted(report.skipped.by_kind.items()))
+        )
+        shown = [i for i in report.issues][:20] + [
+            i for s in report.sessions for i in s.issues
+        ][:20]
+        for issue in shown:
+            console.print(f"  [dim]{issue.where() or '-'}[/] {issue.kind}: {issue.message}")
