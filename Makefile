@@ -1,0 +1,40 @@
+# Two commands on a fresh machine (see README):
+#   make demo   — set up, then audit the bundled sample traces with the embedded defaults
+#   make test   — set up, then lint, type-check and run the whole test suite
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: setup demo test lint bench clean
+
+$(BIN)/aem: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	# The CPU build of torch must come first: any other resolution pulls a multi-GB CUDA build.
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(BIN)/aem
+
+setup: $(BIN)/aem
+
+demo: setup
+	$(BIN)/aem audit sample_traces/ --cases sample_traces/cases.jsonl; \
+	status=$$?; [ $$status -le 1 ] || exit $$status
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+test: setup lint
+	$(BIN)/pytest -q
+
+bench: setup
+	$(BIN)/python -m bench.ingest.run
+	$(BIN)/python -m bench.matching.run
+	$(BIN)/python -m bench.embeddings.run
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,199 @@
+"""Bad input: each problem is reported once with file and line, the rest is evaluated."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SAMPLES, run_audit, session
+
+REFUNDS = (SAMPLES / "march_refunds.otlp.jsonl").read_text().splitlines()
+TRIP = (SAMPLES / "parallel_tools.otlp.jsonl").read_text().splitlines()
+
+
+def _write(tmp_path: Path, lines: list[str | bytes]) -> Path:
+    path = tmp_path / "mixed.otlp.jsonl"
+    with path.open("wb") as out:
+        for line in lines:
+            out.write(line if isinstance(line, bytes) else line.encode())
+            out.write(b"\n")
+    return path
+
+
+def _span(line: str) -> dict:
+    return json.loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+
+
+def _replace_span(line: str, **changes: object) -> str:
+    document = json.loads(line)
+    document["resourceSpans"][0]["scopeSpans"][0]["spans"][0].update(changes)
+    return json.dumps(document)
+
+
+def _issues(report: dict, kind: str) -> list[dict]:
+    found = [i for i in report["issues"] if i["kind"] == kind]
+    found += [i for s in report["sessions"] for i in s["issues"] if i["kind"] == kind]
+    return found
+
+
+def _assert_refunds_intact(report: dict) -> None:
+    refunds = session(report, "refunds-march")
+    assert [t["kind"] for t in refunds["turns"]] == [
+        "reasoning",
+        "tool_call",
+        "tool_call",
+        "tool_call",
+        "answer",
+    ]
+
+
+def test_truncated_line_is_reported_with_its_line_and_the_rest_evaluated(tmp_path: Path) -> None:
+    lines = REFUNDS + [TRIP[0][: len(TRIP[0]) // 2]] + TRIP[1:]
+    path = _write(tmp_path, lines)
+    code, report, _ = run_audit(str(path))
+    [issue] = _issues(report, "truncated_json")
+    assert issue["source"] == str(path) and issue["line"] == len(REFUNDS) + 1
+    _assert_refunds_intact(report)
+    assert report["skipped"]["by_kind"]["truncated_json"] == 1
+    assert code == 1  # the trip session still has its failing tool
+
+
+def test_non_json_line(tmp_path: Path) -> None:
+    path = _write(tmp_path, [*REFUNDS[:3], "this is not json", *REFUNDS[3:]])
+    _, report, _ = run_audit(str(path))
+    [issue] = _issues(report, "bad_json")
+    assert issue["line"] == 4
+    _assert_refunds_intact(report)
+
+
+def test_short_trace_id_skips_only_that_span(tmp_path: Path) -> None:
+    bad = _replace_span(TRIP[0], traceId="abcdef0123")
+    path = _write(tmp_path, [*REFUNDS, bad, *TRIP[1:]])
+    _, report, _ = run_audit(str(path))
+    [issue] = _issues(report, "bad_span")
+    assert "10" not in issue["message"] or "32 hex" in issue["message"]
+    assert issue["line"] == len(REFUNDS) + 1 and issue["spans_skipped"] == 1
+    assert report["skipped"]["total_spans_skipped"] >= 1
+    _assert_refunds_intact(report)
+    trip = session(report, "trip-planner-7")
+    assert len(trip["turns"]) == 4
+
+
+def test_missing_parent_becomes_a_reported_root(tmp_path: Path) -> None:
+    root_index = next(i for i, line in enumerate(TRIP) if not _span(line).get("parentSpanId"))
+    path = _write(tmp_path, [*REFUNDS, *(l for i, l in enumerate(TRIP) if i != root_index)])
+    _, report, _ = run_audit(str(path))
+    orphans = _issues(report, "orphan_span")
+    assert len(orphans) == len(TRIP) - 1  # every child of the lost root, once each
+    assert len({o["span_id"] for o in orphans}) == len(orphans)
+    assert all(o["source"] == str(path) and o["line"] for o in orphans)
+    assert len(session(report, "trip-planner-7")["turns"]) == 4
+    _assert_refunds_intact(report)
+
+
+def test_parent_cycle_is_broken_and_reported(tmp_path: Path) -> None:
+    a = _span(TRIP[0])
+    b = _span(TRIP[1])
+    cyc_a = _replace_span(TRIP[0], parentSpanId=b["spanId"])
+    cyc_b = _replace_span(TRIP[1], parentSpanId=a["spanId"])
+    path = _write(tmp_path, [*REFUNDS, cyc_a, cyc_b, *TRIP[2:]])
+    _, report, _ = run_audit(str(path))
+    [issue] = _issues(report, "parent_cycle")
+    assert a["spanId"] in issue["message"] and b["spanId"] in issue["message"]
+    assert session(report, "trip-planner-7")["turns"]
+    _assert_refunds_intact(report)
+
+
+def test_duplicate_span_id_keeps_the_first_copy(tmp_path: Path) -> None:
+    path = _write(tmp_path, [*REFUNDS, REFUNDS[2], *TRIP])
+    _, report, _ = run_audit(str(path))
+    [issue] = _issues(report, "duplicate_span")
+    assert issue["line"] == len(REFUNDS) + 1 and issue["spans_skipped"] == 1
+    _assert_refunds_intact(report)
+
+
+def test_five_megabyte_attribute_is_truncated_not_fatal(tmp_path: Path) -> None:
+    document = json.loads(TRIP[0])
+    span = document["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    span["attributes"].append({"key": "blob", "value": {"stringValue": "x" * 5_000_000}})
+    path = _write(tmp_path, [*REFUNDS, json.dumps(document), *TRIP[1:]])
+    _, report, _ = run_audit(str(path))
+    [issue] = _issues(report, "attribute_truncated")
+    assert "5,000,000" in issue["message"] and issue["line"] == len(REFUNDS) + 1
+    assert len(session(report, "trip-planner-7")["turns"]) == 4
+    _assert_refunds_intact(report)
+
+
+def test_invalid_utf8_is_salvaged_and_reported(tmp_path: Path) -> None:
+    raw = TRIP[-1].encode().replace(b"trip_planner", b"trip_pl\xffanner", 1)
+    assert b"\xff" in raw
+    path = _write(tmp_path, [*REFUNDS, *[l.encode() for l in TRIP[:-1]], raw])
+    _, report, _ = run_audit(str(path))
+    [issue] = _issues(report, "invalid_utf8")
+    assert issue["line"] == len(REFUNDS) + len(TRIP)
+    assert session(report, "trip-planner-7")["turns"]
+    _assert_refunds_intact(report)
+
+
+def test_gzip_and_protobuf_inputs_give_the_same_turns(tmp_path: Path) -> None:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    gz = tmp_path / "refunds.otlp.jsonl.gz"
+    gz.write_bytes(gzip.compress("\n".join(REFUNDS).encode()))
+    request = ExportTraceServiceRequest()
+    for line in REFUNDS:
+        document = json.loads(line)
+        for rs in document["resourceSpans"]:
+            out_rs = request.resource_spans.add()
+            for ss in rs["scopeSpans"]:
+                out_ss = out_rs.scope_spans.add()
+                for raw in ss["spans"]:
+                    span = out_ss.spans.add()
+                    span.trace_id = bytes.fromhex(raw["traceId"])
+                    span.span_id = bytes.fromhex(raw["spanId"])
+                    if raw.get("parentSpanId"):
+                        span.parent_span_id = bytes.fromhex(raw["parentSpanId"])
+                    span.name = raw["name"]
+                    span.start_time_unix_nano = int(raw["startTimeUnixNano"])
+                    span.end_time_unix_nano = int(raw["endTimeUnixNano"])
+                    for attribute in raw.get("attributes", []):
+                        kv = span.attributes.add()
+                        kv.key = attribute["key"]
+                        value = attribute["value"]
+                        if "stringValue" in value:
+                            kv.value.string_value = value["stringValue"]
+                        elif "intValue" in value:
+                            kv.value.int_value = int(value["intValue"])
+    pb = tmp_path / "refunds.pb"
+    pb.write_bytes(request.SerializeToString())
+    _, from_gzip, _ = run_audit(str(gz))
+    _, from_proto, _ = run_audit(str(pb))
+    _, from_json, _ = run_audit(str(SAMPLES / "march_refunds.otlp.jsonl"))
+    shape = lambda r: [(t["kind"], t["name"], t["span_ids"]) for t in session(r, "refunds-march")["turns"]]  # noqa: E731
+    assert shape(from_gzip) == shape(from_json) == shape(from_proto)
+
+
+def test_garbage_protobuf_is_reported(tmp_path: Path) -> None:
+    pb = tmp_path / "garbage.pb"
+    pb.write_bytes(b"\x0a\xff\xff\xff\xff\x0f not protobuf")
+    code, report, err = run_audit(str(pb))
+    assert _issues(report, "bad_protobuf")
+    assert code == 2 and "no spans" in err
+
+
+def test_missing_path_is_a_usage_error(tmp_path: Path) -> None:
+    code, _, err = run_audit(str(tmp_path / "nope.jsonl"))
+    assert code == 2 and "no such file" in err
+
+
+@pytest.mark.parametrize("content", ["{not json\n", '{"session_id": 5}\n'])
+def test_bad_cases_file_is_a_usage_error(tmp_path: Path, content: str) -> None:
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(content)
+    code, _, err = run_audit(str(SAMPLES / "march_refunds.otlp.jsonl"), "--cases", str(cases))
+    assert code == 2 and "cases.jsonl:1" in err
