@@ -203,11 +203,11 @@ class Pipeline:
             report = self._evaluate(session)
             items = verdict_items(report, completed_at=job.completed_at)
         except Exception:
-            # Recorded as evaluated with no verdicts, so a poison session cannot wedge
-            # the pipeline or be retried forever across restarts; the log names it.
+            # Not committed: the spans stay in the spool, so a restart (after the bug is
+            # fixed) evaluates the session; the log names it and the counter shows it.
             log.exception("evaluation failed", extra={"session_id": session.session_id})
             self._metrics.sessions_failed.inc()
-            items = []
+            return
         self._metrics.evaluation_seconds.observe(time.perf_counter() - started)
         fresh = self._spool.commit_session(
             session.session_id,

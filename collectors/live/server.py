@@ -64,12 +64,13 @@ def default_evaluator(
     cases: Mapping[str, Case] | None, config: AemConfig | None
 ) -> tuple[Evaluate, Callable[[Session], Session]]:
     """The library's evaluation, and the turn building the assembler leaves to evaluators."""
-    from aem.evaluate import evaluate_session
-
+    from aem.evaluate import Evaluator
     from collectors.sessions import build_session
 
+    evaluator = Evaluator(config, cases)  # set up once: metrics, comparator, model
+
     def evaluate(session: Session) -> SessionReport:
-        return evaluate_session(session, cases=cases, config=config)
+        return evaluator.evaluate(session)
 
     def build(session: Session) -> Session:
         return build_session(

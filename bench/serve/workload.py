@@ -1,0 +1,117 @@
+"""The sample mix as pre-encoded OTLP requests, with fresh ids per copy.
+
+Why pre-encoded: one OTel SDK sender process encodes only 11–14 k spans/s
+(performance-facts.md), so a load test that encodes while sending measures the sender.
+Each copy of a sample session gets new trace/span ids and a new session id, so the
+server sees N distinct sessions of the real shapes (dialects, parallel tools, sub-agents).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_traces"
+SESSION_KEYS = (
+    "gen_ai.conversation.id",
+    "session.id",
+    "traceloop.association.properties.session_id",
+    "langfuse.session.id",
+)
+
+
+def sample_requests(samples: Path = SAMPLES) -> list[tuple[str, list[ExportTraceServiceRequest]]]:
+    """``(session id, one protobuf request per line)`` for every sample file."""
+    from google.protobuf import json_format
+
+    out = []
+    for path in sorted(samples.glob("*.otlp.jsonl")):
+        requests = []
+        session = ""
+        for line in path.read_text().splitlines():
+            if not line.strip():
+                continue
+            doc = json.loads(line)
+            _hex_to_b64(doc)
+            request = ExportTraceServiceRequest()
+            json_format.ParseDict(doc, request, ignore_unknown_fields=True)
+            requests.append(request)
+            session = session or _session_of(request)
+        out.append((session or path.stem, requests))
+    return out
+
+
+def _hex_to_b64(node: object) -> None:
+    """OTLP/JSON ids are hex; protobuf JSON expects base64 (otel-dialects §5.2)."""
+    import base64
+
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in {"traceId", "spanId", "parentSpanId"} and isinstance(value, str):
+                node[key] = base64.b64encode(bytes.fromhex(value)).decode() if value else ""
+            else:
+                _hex_to_b64(value)
+    elif isinstance(node, list):
+        for item in node:
+            _hex_to_b64(item)
+
+
+def _session_of(request: ExportTraceServiceRequest) -> str:
+    for rs in request.resource_spans:
+        for ss in rs.scope_spans:
+            for span in ss.spans:
+                for kv in span.attributes:
+                    if kv.key in SESSION_KEYS:
+                        return kv.value.string_value
+    return ""
+
+
+def copy_session(
+    requests: list[ExportTraceServiceRequest], old_session: str, new_session: str
+) -> list[ExportTraceServiceRequest]:
+    """The session's requests with fresh trace and span ids and ``new_session`` as its key."""
+    ids: dict[bytes, bytes] = {}
+
+    def fresh(old: bytes) -> bytes:
+        if not old:
+            return old
+        if old not in ids:
+            ids[old] = os.urandom(len(old))
+        return ids[old]
+
+    out = []
+    for request in requests:
+        copy = ExportTraceServiceRequest()
+        copy.CopyFrom(request)
+        for rs in copy.resource_spans:
+            _rename(rs.resource.attributes, old_session, new_session)
+            for ss in rs.scope_spans:
+                for span in ss.spans:
+                    span.trace_id = fresh(span.trace_id)
+                    span.span_id = fresh(span.span_id)
+                    span.parent_span_id = fresh(span.parent_span_id)
+                    for link in span.links:
+                        link.trace_id = fresh(link.trace_id)
+                        link.span_id = fresh(link.span_id)
+                    _rename(span.attributes, old_session, new_session)
+        out.append(copy)
+    return out
+
+
+def _rename(attributes: object, old: str, new: str) -> None:
+    for kv in attributes:  # type: ignore[attr-defined]
+        if kv.key in SESSION_KEYS and kv.value.string_value == old:
+            kv.value.string_value = new
+
+
+def session_copies(n: int, prefix: str = "load") -> Iterator[tuple[str, list[bytes]]]:
+    """``n`` sessions cycling through the samples: ``(session id, encoded requests)``."""
+    samples = sample_requests()
+    for i in range(n):
+        old, requests = samples[i % len(samples)]
+        new = f"{prefix}-{i}-{old}"
+        yield new, [r.SerializeToString() for r in copy_session(requests, old, new)]

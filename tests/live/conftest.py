@@ -1,0 +1,163 @@
+"""Fixtures for live-mode tests: real ``python -m collectors.live`` processes, stopped by
+PID in finalizers, ports chosen by the OS (port 0) and read back from a ports file."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "sample_traces"
+PY = sys.executable
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Serve:
+    """One ``aem serve`` subprocess."""
+
+    def __init__(self, workdir: Path, args: list[str], *, reuse_spool: Path | None = None) -> None:
+        self.workdir = workdir
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.ports_file = workdir / "ports.json"
+        self.ports_file.unlink(missing_ok=True)
+        self.spool = reuse_spool or workdir / "spool.sqlite"
+        self.jsonl = workdir / "verdicts.jsonl"
+        self.log_path = workdir / "serve.log"
+        cmd = [
+            PY,
+            "-m",
+            "collectors.live",
+            "--grpc-port",
+            "0",
+            "--http-port",
+            "0",
+            "--spool-path",
+            str(self.spool),
+            "--ports-file",
+            str(self.ports_file),
+            "--jsonl-path",
+            str(self.jsonl),
+            "--session-idle-seconds",
+            "1",
+            "--tick-seconds",
+            "0.1",
+            "--delivery-poll-seconds",
+            "0.1",
+            "--delivery-retry-initial-seconds",
+            "0.2",
+            "--delivery-retry-max-seconds",
+            "1",
+            *args,
+        ]
+        self._log = self.log_path.open("ab")
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false"}
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=self._log, stderr=self._log, env=env)
+        self.ports = self._wait_ports()
+
+    def _wait_ports(self, timeout: float = 90.0) -> dict[str, int]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.ports_file.exists():
+                return dict(json.loads(self.ports_file.read_text()))
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"serve exited {self.proc.returncode}:\n{self.log()}")
+            time.sleep(0.05)
+        raise TimeoutError(f"serve did not start:\n{self.log()}")
+
+    @property
+    def grpc(self) -> str:
+        return f"127.0.0.1:{self.ports['grpc']}"
+
+    @property
+    def http(self) -> str:
+        return f"http://127.0.0.1:{self.ports['http']}"
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")[-5000:]
+
+    def verdicts(self) -> list[dict]:
+        if not self.jsonl.exists():
+            return []
+        return [json.loads(line) for line in self.jsonl.read_text().splitlines() if line]
+
+    def stop(self, timeout: float = 60.0) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+        return int(self.proc.returncode)
+
+    def kill9(self) -> None:
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        self._log.close()
+
+
+@pytest.fixture
+def serve_factory(tmp_path: Path) -> Iterator:
+    started: list[Serve] = []
+
+    def start(name: str = "serve", *args: str, reuse_spool: Path | None = None) -> Serve:
+        serve = Serve(tmp_path / name, list(args), reuse_spool=reuse_spool)
+        started.append(serve)
+        return serve
+
+    yield start
+    for serve in started:
+        if serve.proc.poll() is None:
+            serve.proc.kill()
+            serve.proc.wait()
+
+
+def send(
+    protocol: str, endpoint: str, files: list[Path], *extra: str, timeout: float = 120
+) -> dict:
+    """Run the real-exporter sender in its own process; returns its JSON summary."""
+    out = subprocess.run(
+        [
+            PY,
+            str(Path(__file__).parent / "sender.py"),
+            "--protocol",
+            protocol,
+            "--endpoint",
+            endpoint,
+            *extra,
+            *map(str, files),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+    )
+    assert out.stdout, out.stderr
+    result: dict = json.loads(out.stdout.strip().splitlines()[-1])
+    result["returncode"] = out.returncode
+    return result
+
+
+def wait_for(predicate, timeout: float = 60.0, interval: float = 0.1, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out waiting for {what}")
