@@ -18,7 +18,7 @@ from aem.compare.settings import CompareSettings, MatchSettings
 class ToolExecutionSettings(BaseModel):
     # A tool error the agent recovered from (a later call of the same tool succeeded)
     # is reported, but is it a root cause? ``fail`` counts it; ``pass`` notes it only.
-    recovered_error_outcome: str = "fail"
+    recovered_error_outcome: str = "pass"
 
 
 class ToolSetSettings(BaseModel):

@@ -40,7 +40,7 @@ def _compared_turns(context: MetricContext) -> list[Turn]:
     ]
 
 
-def session_match(context: MetricContext) -> tuple[ToolSetMatch, list[Turn]] | None:
+def session_match(context: MetricContext) -> tuple[ToolSetMatch, list[Turn], list[int]] | None:
     """The session's tool-set match, computed once and shared by both metrics."""
     case = context.case
     if case is None or case.expected_tool_calls is None:
@@ -52,16 +52,25 @@ def session_match(context: MetricContext) -> tuple[ToolSetMatch, list[Turn]] | N
             for t in turns
             if t.tool_call is not None
         ]
+        # ``match_tools`` scopes both sides: expected calls to other tools (read-only
+        # lookups a reference happened to list) are not compared either.
+        scope = set(case.match_tools) if case.match_tools is not None else None
+        kept = [
+            i for i, c in enumerate(case.expected_tool_calls) if scope is None or c.name in scope
+        ]
+        position = {original: new for new, original in enumerate(kept)}
         match = match_tool_calls(
-            [c.model_dump() for c in case.expected_tool_calls],
+            [case.expected_tool_calls[i].model_dump() for i in kept],
             actual,
-            order=[tuple(pair) for pair in case.order],
+            order=[
+                (position[a], position[b]) for a, b in case.order if a in position and b in position
+            ],
             match_tools=case.match_tools,
             comparator=context.comparator,
             settings=context.config.matching,
         )
-        context.shared["tool_set_match"] = (match, turns)
-    found: tuple[ToolSetMatch, list[Turn]] = context.shared["tool_set_match"]
+        context.shared["tool_set_match"] = (match, turns, kept)
+    found: tuple[ToolSetMatch, list[Turn], list[int]] = context.shared["tool_set_match"]
     return found
 
 
@@ -89,16 +98,16 @@ class ToolChoice:
             for turn in _tool_turns(context):
                 yield result(TOOL_CHOICE, turn, Outcome.SKIP, "no expected_tool_calls in the case")
             return
-        match, turns = found
+        match, turns, kept = found
         threshold = match.threshold
         verdicts: dict[str, MetricResult] = {}
         for pair in match.pairs:
-            turn = turns[pair.actual_index]
+            turn = turns[pair.actual]
             verdicts[turn.turn_id] = result(
                 TOOL_CHOICE,
                 turn,
                 Outcome.PASS,
-                f"expected call #{pair.expected_index} {turn.name} was made",
+                f"expected call #{kept[pair.expected]} {turn.name} was made",
                 score=1.0,
                 threshold=threshold,
             )
@@ -116,14 +125,20 @@ class ToolChoice:
             )
         for violation in match.misordered:
             turn = turns[violation.actual_after]
+            before = turns[violation.actual_before]
+            why = (
+                f"order violated: expected call #{kept[violation.before]} ({before.name}, made "
+                f"at {before.turn_id}) must come before #{kept[violation.after]} ({turn.name}), "
+                "which was made first"
+            )
             verdicts[turn.turn_id] = result(
                 TOOL_CHOICE,
                 turn,
                 Outcome.FAIL,
-                violation.explanation,
+                why,
                 score=0.0,
                 threshold=threshold,
-                evidence=[Evidence(span_id=turn.span_ids[0], detail=violation.explanation)],
+                evidence=[Evidence(span_id=turn.span_ids[0], detail=why)],
             )
         match_tools = set(context.case.match_tools or []) if context.case else set()
         for turn in _tool_turns(context):
@@ -141,7 +156,7 @@ class ToolChoice:
             final = _final_turn(context)
             if final is not None:
                 expected = context.case.expected_tool_calls if context.case else []
-                missing = ", ".join(_describe(expected[i]) for i in match.missing) if expected else ""
+                missing = ", ".join(_describe(expected[kept[i]]) for i in match.missing) if expected else ""
                 yield result(
                     TOOL_CHOICE,
                     final,
@@ -151,7 +166,7 @@ class ToolChoice:
                     score=match.score,
                     threshold=threshold,
                     evidence=[
-                        Evidence(field="expected_tool_calls", expected=expected[i].model_dump())
+                        Evidence(field="expected_tool_calls", expected=expected[kept[i]].model_dump())
                         for i in match.missing
                     ]
                     if expected
@@ -167,9 +182,9 @@ class ArgumentValidity:
         found = session_match(context)
         verdicts: dict[str, MetricResult] = {}
         if found is not None:
-            match, turns = found
+            match, turns, kept = found
             for pair in match.pairs:
-                turn = turns[pair.actual_index]
+                turn = turns[pair.actual]
                 if pair.argument_mismatches:
                     detail = "; ".join(
                         f"{m.argument}: expected {m.expected!r}, got {m.actual!r} ({m.reason})"
@@ -198,7 +213,7 @@ class ArgumentValidity:
                         ARGUMENT_VALIDITY,
                         turn,
                         Outcome.PASS,
-                        f"{turn.name} arguments match expected call #{pair.expected_index}",
+                        f"{turn.name} arguments match expected call #{kept[pair.expected]}",
                         score=1.0,
                         threshold=match.threshold,
                     )
