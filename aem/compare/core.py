@@ -24,6 +24,7 @@ from aem.compare.structured import compare_mappings, compare_sequences, maybe_js
 from aem.compare.text import Similarity, compare_text
 
 _CONTAINERS = (dict, list, tuple)
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 class _Deferred(Exception):
@@ -137,7 +138,9 @@ class SemanticComparator:
         if self.settings.parse_json_strings:
             expected, actual = maybe_json(expected), maybe_json(actual)
         leaf = self._leaf(sim)
-        if isinstance(expected, _CONTAINERS) or isinstance(actual, _CONTAINERS):
+        if not (type(expected) in _SCALARS and type(actual) in _SCALARS) and (
+            isinstance(expected, _CONTAINERS) or isinstance(actual, _CONTAINERS)
+        ):
             return self._structure(expected, actual, leaf)
         if expected is None or actual is None:
             same = expected is None and actual is None
@@ -269,11 +272,12 @@ _DEFAULTS_LOCK = threading.Lock()
 
 def default_comparator(settings: CompareSettings | None = None) -> SemanticComparator:
     """A shared comparator per distinct settings, so the model and its cache load once."""
-    settings = settings or CompareSettings()
-    key = settings.model_dump_json()
+    if settings is None and "" in _DEFAULTS:
+        return _DEFAULTS[""]  # the hot path: no settings to serialise
+    key = settings.model_dump_json() if settings is not None else ""
     with _DEFAULTS_LOCK:
         if key not in _DEFAULTS:
-            _DEFAULTS[key] = SemanticComparator(settings)
+            _DEFAULTS[key] = SemanticComparator(settings or CompareSettings())
         return _DEFAULTS[key]
 
 

@@ -168,6 +168,8 @@ _WHOLE = [(re.compile(rf"^\s*{p}\s*$", re.IGNORECASE), b) for p, b in _FORMS]
 _IN_TEXT = [
     (re.compile(rf"(?<![\w\-/.:]){p}(?![\w]|[-/.]\d)", re.IGNORECASE), b) for p, b in _FORMS
 ]
+# Every form above names a year 19xx/20xx: one search rules out most non-dates at once.
+_HAS_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 _YEAR = re.compile(r"^\s*(?:FY\s?)?((?:19|20)\d\d)\s*$", re.IGNORECASE)
 _RANGE = re.compile(
     r"^\s*(?:from\s+|between\s+)?(.+?)\s*(\.\.|\s(?:to|until|through|and|[-–—])\s|/|–|—)\s*(.+?)\s*$",
@@ -217,6 +219,8 @@ def parse_date(value: Any, *, day_first: bool = False) -> DateSpan | None:
     >>> parse_date({"start": "2026-03-01", "end": "2026-03-31"}).describe()
     '2026-03-01..2026-03-31'
     """
+    if type(value) is str:  # the common case first: ABC isinstance checks are slow
+        return _parse_text(value, day_first)
     if isinstance(value, datetime):
         moment = value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
         return DateSpan(moment.date(), moment.date(), "instant", value.isoformat(), moment)
@@ -224,7 +228,11 @@ def parse_date(value: Any, *, day_first: bool = False) -> DateSpan | None:
         return DateSpan(value, value, "day", value.isoformat())
     if isinstance(value, Mapping):
         return _mapping_range(value, day_first)
-    if not isinstance(value, str) or len(value) > 80 or not any(c.isdigit() for c in value):
+    return _parse_text(value, day_first) if isinstance(value, str) else None
+
+
+def _parse_text(value: str, day_first: bool) -> DateSpan | None:
+    if len(value) > 80 or not _HAS_YEAR.search(value):
         return None
     found = _single(value, day_first)
     if found is not None:

@@ -19,28 +19,50 @@ from aem.compare.settings import MatchSettings
 from aem.compare.structured import maybe_json
 from aem.matching.result import ArgumentMismatch
 
-VALUE, ANY_OF, IGNORE, SUBSET = 0, 1, 2, 3
+ANY_OF, IGNORE, SUBSET = 1, 2, 3
 _RULE_KEYS = {"any_of": ANY_OF, "ignore": IGNORE, "subset": SUBSET}
 _MISSING = object()
 Rule = tuple[str, int, Any]
 
 
-def compile_rules(arguments: Mapping[str, Any]) -> tuple[Rule, ...]:
-    """Read ``{"any_of": [...]}``, ``{"ignore": true}``, ``{"subset": ...}`` once per case.
+class CallRules:
+    """An expected call's arguments, split once: plain values and rule objects.
 
-    >>> compile_rules({"a": 1, "b": {"ignore": True}, "c": {"any_of": [1, 2]}})
-    (('a', 0, 1), ('b', 2, True), ('c', 1, [1, 2]))
+    Plain values are most arguments; keeping them as the case's own dict lets a whole
+    call match with one C-level ``dict ==`` (which implies semantic sameness: ``==``
+    never holds for values the comparison would call different).
+
+    >>> CallRules({"a": 1, "b": {"ignore": True}, "c": {"any_of": [1, 2]}}).special
+    (('b', 2, True), ('c', 1, [1, 2]))
     """
-    rules: list[Rule] = []
-    for key, value in arguments.items():
-        if isinstance(value, Mapping) and len(value) == 1:
-            ((rule_key, payload),) = value.items()
-            kind = _RULE_KEYS.get(rule_key)
-            if kind is not None and not (kind == IGNORE and payload is False):
-                rules.append((key, kind, payload))
-                continue
-        rules.append((key, VALUE, value))
-    return tuple(rules)
+
+    __slots__ = ("plain", "size", "special")
+    plain: Mapping[str, Any]
+    special: tuple[Rule, ...]
+
+    def __init__(self, arguments: Mapping[str, Any]) -> None:
+        self.plain = arguments
+        self.size = len(arguments)
+        self.special = ()
+        for value in arguments.values():
+            if type(value) is dict:
+                break
+        else:
+            return  # the common case: no rule objects at all
+        special: list[Rule] = []
+        for key, value in arguments.items():
+            if type(value) is dict and len(value) == 1:  # rules are plain JSON objects
+                ((rule_key, payload),) = value.items()
+                kind = _RULE_KEYS.get(rule_key)
+                if kind is not None and not (kind == IGNORE and payload is False):
+                    special.append((key, kind, payload))
+        self.special = tuple(special)
+        if special:
+            named = {key for key, _, _ in special}
+            self.plain: Mapping[str, Any] = {k: v for k, v in arguments.items() if k not in named}
+        else:
+            self.plain = arguments
+        self.size = len(arguments)
 
 
 def _fold(value: str) -> str:
@@ -92,25 +114,34 @@ class ArgumentJudge:
 
 
 def argument_mismatches(
-    rules: tuple[Rule, ...],
+    rules: CallRules,
     actual: Mapping[str, Any],
     judge: ArgumentJudge,
     allow_extra: bool,
 ) -> list[ArgumentMismatch]:
     """Every argument of ``actual`` that breaks the expected call's rules (empty = match)."""
+    plain = rules.plain
+    if not rules.special and (actual == plain if not allow_extra else _covers(plain, actual)):
+        return []  # the hot path: the call is simply right
     found: list[ArgumentMismatch] = []
-    for key, kind, expected in rules:
+    for key, expected in plain.items():
+        value = actual.get(key, _MISSING)
+        if value is _MISSING:
+            found.append(ArgumentMismatch(key, expected, None, "argument not passed"))
+            continue
+        if type(value) is type(expected) and value == expected:
+            continue
+        ok, why = judge.same(expected, value)
+        if not ok:
+            found.append(ArgumentMismatch(key, expected, value, why))
+    for key, kind, expected in rules.special:
         if kind == IGNORE:
             continue
         value = actual.get(key, _MISSING)
         if value is _MISSING:
             found.append(ArgumentMismatch(key, expected, None, "argument not passed"))
             continue
-        if kind == VALUE:
-            if type(value) is type(expected) and value == expected:
-                continue  # the hot path: most arguments are simply equal
-            ok, why = judge.same(expected, value)
-        elif kind == ANY_OF:
+        if kind == ANY_OF:
             options = expected if isinstance(expected, list | tuple) else [expected]
             ok = any(judge.same(option, value)[0] for option in options)
             why = f"none of {short(list(options))} matches"
@@ -118,9 +149,16 @@ def argument_mismatches(
             ok, why = judge.contains(expected, value)
         if not ok:
             found.append(ArgumentMismatch(key, expected, value, why))
-    if not allow_extra and len(actual) > len(rules):
-        named = {key for key, _, _ in rules}
+    if not allow_extra and len(actual) > rules.size:
         for key, value in actual.items():
-            if key not in named:
+            if key not in plain and all(key != k for k, _, _ in rules.special):
                 found.append(ArgumentMismatch(key, None, value, "unexpected argument"))
     return found
+
+
+def _covers(plain: Mapping[str, Any], actual: Mapping[str, Any]) -> bool:
+    """Every plain expected argument is passed with an ``==`` value (extras allowed)."""
+    if len(actual) == len(plain):
+        return actual == plain
+    missing = _MISSING
+    return all(actual.get(key, missing) == value for key, value in plain.items())

@@ -10,7 +10,7 @@ from aem.compare.core import SemanticComparator, default_comparator
 from aem.compare.settings import MatchSettings
 from aem.compare.structured import maybe_json
 from aem.matching.assign import assign_block
-from aem.matching.cost import ArgumentJudge, argument_mismatches, compile_rules
+from aem.matching.cost import ArgumentJudge, CallRules, argument_mismatches
 from aem.matching.order import order_violations
 from aem.matching.result import ActualCall, ArgumentMismatch, MatchedPair, ToolSetMatch
 
@@ -18,18 +18,22 @@ _DEFAULT_SETTINGS = MatchSettings()
 
 
 def _expected_call(call: ExpectedToolCall | Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
-    if isinstance(call, Mapping):
+    if type(call) is dict or isinstance(call, Mapping):
         name, arguments = call["name"], call.get("arguments") or {}
     else:
         name, arguments = call.name, call.arguments
-    arguments = maybe_json(arguments)
-    if not isinstance(arguments, Mapping):
-        raise ValueError(f"expected call {name!r}: arguments must be an object, got {arguments!r}")
+    if type(arguments) is not dict:
+        arguments = maybe_json(arguments)
+        if not isinstance(arguments, Mapping):
+            raise ValueError(f"expected call {name!r}: arguments must be an object: {arguments!r}")
     return name, arguments
 
 
 def _arguments(call: ActualCall) -> Mapping[str, Any]:
-    arguments = maybe_json(call.arguments)
+    arguments = call.arguments
+    if type(arguments) is dict:
+        return arguments
+    arguments = maybe_json(arguments)
     return arguments if isinstance(arguments, Mapping) else {}
 
 
@@ -58,47 +62,61 @@ def match_tool_calls(
     """
     settings = settings or _DEFAULT_SETTINGS
     judge = ArgumentJudge(comparator or default_comparator(), settings)
-    calls = [_expected_call(call) for call in expected]
-    rules = [compile_rules(arguments) for _, arguments in calls]
-    wanted = set(match_tools) if match_tools is not None else None
+    allow_extra = settings.allow_extra_arguments
+    calls: list[tuple[str, Mapping[str, Any]]] = []
+    rules: list[CallRules] = []
     by_name: dict[str, tuple[list[int], list[int]]] = {}
-    for i, (name, _) in enumerate(calls):
-        by_name.setdefault(name, ([], []))[0].append(i)
-    for j, call in enumerate(actual):
-        block = by_name.get(call.name)
+    for i, call in enumerate(expected):
+        name, arguments = _expected_call(call)
+        calls.append((name, arguments))
+        rules.append(CallRules(arguments))
+        block = by_name.get(name)
+        if block is None:
+            by_name[name] = ([i], [])
+        else:
+            block[0].append(i)
+    for j, actual_call in enumerate(actual):
+        block = by_name.get(actual_call.name)
         if block is not None:
             block[1].append(j)
-    actual_args: dict[int, Mapping[str, Any]] = {}
+    args = [_arguments(call) for call in actual]
 
     def mismatches(i: int, j: int) -> list[ArgumentMismatch]:
-        args = actual_args.get(j)
-        if args is None:
-            args = actual_args[j] = _arguments(actual[j])
-        return argument_mismatches(rules[i], args, judge, settings.allow_extra_arguments)
+        return argument_mismatches(rules[i], args[j], judge, allow_extra)
 
     pairs: list[MatchedPair] = []
     missing: list[int] = []
+    paired_actual: dict[int, int] = {}  # expected index -> actual index
     for exp_idx, act_idx in by_name.values():
         if not act_idx:
             missing.extend(exp_idx)
             continue
-        for i, j, bad in assign_block(
-            exp_idx, act_idx, mismatches, settings.argument_mismatch_cost
-        ):
+        found: list[tuple[int, int, list[ArgumentMismatch]]]
+        if len(exp_idx) == 1 and len(act_idx) == 1:  # the common case: one call per tool
+            i, j = exp_idx[0], act_idx[0]
+            rule, given = rules[i], args[j]
+            if not rule.special and given == rule.plain:
+                found = [(i, j, [])]  # exactly right: skip the per-argument walk
+            else:
+                found = [(i, j, argument_mismatches(rule, given, judge, allow_extra))]
+        else:
+            found = assign_block(exp_idx, act_idx, mismatches, settings.argument_mismatch_cost)
+        for i, j, bad in found:
             pairs.append(MatchedPair(i, j, not bad, bad))
+            paired_actual[i] = j
         if len(exp_idx) > len(act_idx):
-            paired = {p.expected for p in pairs}
-            missing.extend(i for i in exp_idx if i not in paired)
-    pairs.sort(key=lambda p: p.expected)
-    missing.sort()
-    used = {p.actual for p in pairs}
-    extra = [
-        j
-        for j, call in enumerate(actual)
-        if j not in used and (wanted is None or call.name in wanted)
-    ]
-    misordered = order_violations(order, {p.expected: p.actual for p in pairs}) if order else []
-    ok = sum(p.ok for p in pairs)
+            missing.extend(i for i in exp_idx if i not in paired_actual)
+    if len(by_name) > 1:
+        pairs.sort(key=_by_expected)
+        missing.sort()
+    used = set(paired_actual.values())
+    if match_tools is None:
+        extra = [j for j in range(len(actual)) if j not in used]
+    else:
+        wanted = set(match_tools)
+        extra = [j for j, c in enumerate(actual) if j not in used and c.name in wanted]
+    misordered = order_violations(order, paired_actual) if order else []
+    ok = sum(1 for p in pairs if p.ok)
     score = ok / len(calls) if calls else 1.0
     passed = (
         score >= settings.pass_threshold
@@ -108,3 +126,7 @@ def match_tool_calls(
     return ToolSetMatch(
         pairs, missing, extra, misordered, score, settings.pass_threshold, passed, calls, actual
     )
+
+
+def _by_expected(pair: MatchedPair) -> int:
+    return pair.expected

@@ -1,0 +1,1 @@
+"""Embedding throughput benchmark: AEM compare_many vs raw model.encode."""

@@ -1,0 +1,1 @@
+"""Tool-set matching workload and benchmark (AEM beside agentevals and deepeval)."""
