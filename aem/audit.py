@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from aem.cases import Case
 from aem.config import AemConfig
 from aem.evaluate import Evaluator, build_report
-from aem.model import AuditReport, InputIssue, SessionReport
+from aem.model import AuditReport, InputIssue, Session, SessionReport
 from collectors.assembler import SessionAssembler
 from collectors.readers import expand_paths, read_batches
 
@@ -43,7 +43,7 @@ def audit_paths(
     assembler = SessionAssembler(idle=config.assembly.idle_spans, on_issue=issues.append)
     reports: list[SessionReport] = []
 
-    def evaluate_all(sessions: list) -> None:  # type: ignore[type-arg]
+    def evaluate_all(sessions: list[Session]) -> None:
         for session in sessions:
             report = evaluator.evaluate(session)
             reports.append(report)
@@ -60,7 +60,10 @@ def audit_paths(
             for span in batch.spans:
                 clock += 1
                 assembler.add(span, clock)
-                if clock % _POP_EVERY_SPANS == 0 or assembler.open_sessions > config.assembly.max_open_sessions:
+                if (
+                    clock % _POP_EVERY_SPANS == 0
+                    or assembler.open_sessions > config.assembly.max_open_sessions
+                ):
                     evaluate_all(assembler.pop_complete(clock))
     evaluate_all(assembler.drain())
     return build_report(reports, issues, spans_read=clock)

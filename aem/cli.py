@@ -67,7 +67,9 @@ def audit(
         task = bar.add_task("reading", total=None)
 
         def on_file(path: str, number: int, total: int) -> None:
-            bar.update(task, total=total, completed=number - 1, description=f"reading {Path(path).name}")
+            bar.update(
+                task, total=total, completed=number - 1, description=f"reading {Path(path).name}"
+            )
 
         report = audit_paths(
             paths, cases=case_map, config=settings, progress=AuditProgress(on_file_start=on_file)

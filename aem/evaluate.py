@@ -73,7 +73,11 @@ class Evaluator:
                 ]
             for item in produced:
                 by_turn.setdefault(item.turn_id, []).append(item)
-        failed = {tid for tid, results in by_turn.items() if any(r.outcome is Outcome.FAIL for r in results)}
+        failed = {
+            tid
+            for tid, results in by_turn.items()
+            if any(r.outcome is Outcome.FAIL for r in results)
+        }
         labels = propagate_failures(graph, failed)
         verdicts: list[TurnVerdict] = []
         root_causes: list[RootCause] = []
@@ -103,7 +107,9 @@ class Evaluator:
                         name=turn.name,
                         metrics=failed_metrics,
                         category=category,
-                        signature=signature(failed_metrics[0], turn.kind.value, turn.name, category),
+                        signature=signature(
+                            failed_metrics[0], turn.kind.value, turn.name, category
+                        ),
                     )
                 )
         return SessionReport(

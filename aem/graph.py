@@ -102,11 +102,7 @@ def build_turn_graph(turns: Iterable[Turn]) -> nx.DiGraph:
         if turn.delegated_by_span:
             delegator = by_span.get(turn.delegated_by_span)
             if delegator is None:
-                earlier = [
-                    t
-                    for t in ordered
-                    if t.index < turn.index and t.context != turn.context
-                ]
+                earlier = [t for t in ordered if t.index < turn.index and t.context != turn.context]
                 delegator = earlier[-1] if earlier else None
             if delegator is not None:
                 link(delegator, turn, "delegation")
@@ -128,9 +124,7 @@ def _link_argument_reuse(tool_turns: list[Turn], link: Any) -> None:
                 link(earlier, turn, "argument_reuse")
 
 
-def _link_subagent_results(
-    ordered: list[Turn], by_model: dict[str, list[Turn]], link: Any
-) -> None:
+def _link_subagent_results(ordered: list[Turn], by_model: dict[str, list[Turn]], link: Any) -> None:
     for turn in ordered:
         if turn.returns_to_context is None:
             continue

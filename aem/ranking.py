@@ -17,7 +17,8 @@ from aem.model import RankedRootCause, SessionReport
 def categorize(metric: str, kind: str, name: str, rules: Sequence[TaxonomyRule]) -> str | None:
     """The first taxonomy rule that matches decides the category (deterministic).
 
-    >>> categorize("tool_choice", "tool_call", "book", [TaxonomyRule(category="x", metric="tool_choice")])
+    >>> rules = [TaxonomyRule(category="x", metric="tool_choice")]
+    >>> categorize("tool_choice", "tool_call", "book", rules)
     'x'
     """
     for rule in rules:

@@ -19,9 +19,9 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from aem.audit import audit_paths  # noqa: E402
-from aem.cases import load_cases  # noqa: E402
-from aem.config import load_config  # noqa: E402
+from aem.audit import audit_paths
+from aem.cases import load_cases
+from aem.config import load_config
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "tau-bench-airline-dev"
 
@@ -34,7 +34,9 @@ def main(argv: list[str] | None = None) -> int:
     refs = [json.loads(line) for line in (args.data / "references.jsonl").open()]
     cases = load_cases(args.data / "references.jsonl")
     report = audit_paths(
-        [str(args.data / "traces.otlp.jsonl")], cases=cases, config=load_config(None, args.overrides)
+        [str(args.data / "traces.otlp.jsonl")],
+        cases=cases,
+        config=load_config(None, args.overrides),
     )
     by_id = {s.session_id: s for s in report.sessions}
     agree = 0
@@ -62,7 +64,11 @@ def main(argv: list[str] | None = None) -> int:
                 disagreements.append(
                     f"{sid}: first deviation {deviation['kind']} at {deviation['span_id']} "
                     f"({deviation.get('tool_name')}); AEM's first root cause "
-                    f"{(first.turn_id, first.name, first.metrics, first.span_ids[:1]) if first else None}"
+                    + (
+                        f"{(first.turn_id, first.name, first.metrics, first.span_ids[:1])}"
+                        if first
+                        else "None"
+                    )
                 )
     print(f"sessions: {len(refs)}")
     print(f"root cause <-> reward == 0 agreement: {agree}/{len(refs)} = {agree / len(refs):.1%}")

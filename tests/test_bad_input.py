@@ -51,7 +51,7 @@ def _assert_refunds_intact(report: dict) -> None:
 
 
 def test_truncated_line_is_reported_with_its_line_and_the_rest_evaluated(tmp_path: Path) -> None:
-    lines = REFUNDS + [TRIP[0][: len(TRIP[0]) // 2]] + TRIP[1:]
+    lines = [*REFUNDS, TRIP[0][: len(TRIP[0]) // 2], *TRIP[1:]]
     path = _write(tmp_path, lines)
     code, report, _ = run_audit(str(path))
     [issue] = _issues(report, "truncated_json")
@@ -84,7 +84,7 @@ def test_short_trace_id_skips_only_that_span(tmp_path: Path) -> None:
 
 def test_missing_parent_becomes_a_reported_root(tmp_path: Path) -> None:
     root_index = next(i for i, line in enumerate(TRIP) if not _span(line).get("parentSpanId"))
-    path = _write(tmp_path, [*REFUNDS, *(l for i, l in enumerate(TRIP) if i != root_index)])
+    path = _write(tmp_path, [*REFUNDS, *(line for i, line in enumerate(TRIP) if i != root_index)])
     _, report, _ = run_audit(str(path))
     orphans = _issues(report, "orphan_span")
     assert len(orphans) == len(TRIP) - 1  # every child of the lost root, once each
@@ -130,7 +130,7 @@ def test_five_megabyte_attribute_is_truncated_not_fatal(tmp_path: Path) -> None:
 def test_invalid_utf8_is_salvaged_and_reported(tmp_path: Path) -> None:
     raw = TRIP[-1].encode().replace(b"trip_planner", b"trip_pl\xffanner", 1)
     assert b"\xff" in raw
-    path = _write(tmp_path, [*REFUNDS, *[l.encode() for l in TRIP[:-1]], raw])
+    path = _write(tmp_path, [*REFUNDS, *[line.encode() for line in TRIP[:-1]], raw])
     _, report, _ = run_audit(str(path))
     [issue] = _issues(report, "invalid_utf8")
     assert issue["line"] == len(REFUNDS) + len(TRIP)
@@ -174,7 +174,9 @@ def test_gzip_and_protobuf_inputs_give_the_same_turns(tmp_path: Path) -> None:
     _, from_gzip, _ = run_audit(str(gz))
     _, from_proto, _ = run_audit(str(pb))
     _, from_json, _ = run_audit(str(SAMPLES / "march_refunds.otlp.jsonl"))
-    shape = lambda r: [(t["kind"], t["name"], t["span_ids"]) for t in session(r, "refunds-march")["turns"]]  # noqa: E731
+    shape = lambda r: [
+        (t["kind"], t["name"], t["span_ids"]) for t in session(r, "refunds-march")["turns"]
+    ]
     assert shape(from_gzip) == shape(from_json) == shape(from_proto)
 
 

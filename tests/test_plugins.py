@@ -12,7 +12,7 @@ from tests.conftest import SAMPLES, run_audit, session
 def test_configured_plugin_metric_is_run_and_propagated(tmp_path: Path, monkeypatch) -> None:
     (tmp_path / "team_metrics.py").write_text(
         textwrap.dedent(
-            '''
+            """
             from aem.model import MetricResult, Outcome
 
             class NoAdd:
@@ -23,7 +23,7 @@ def test_configured_plugin_metric_is_run_and_propagated(tmp_path: Path, monkeypa
                         if turn.name == "add":
                             yield MetricResult(name=self.name, turn_id=turn.turn_id,
                                                outcome=Outcome.FAIL, explanation="add is banned")
-            '''
+            """
         )
     )
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -40,11 +40,19 @@ def test_configured_plugin_metric_is_run_and_propagated(tmp_path: Path, monkeypa
 
 def test_broken_plugin_is_an_error_outcome_not_a_crash(tmp_path: Path, monkeypatch) -> None:
     (tmp_path / "broken_metrics.py").write_text(
-        "class Boom:\n    name = 'team.boom'\n    def evaluate(self, context):\n        raise RuntimeError('bad')\n"
+        "class Boom:\n    name = 'team.boom'\n"
+        "    def evaluate(self, context):\n        raise RuntimeError('bad')\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     code, report, _ = run_audit(
-        str(SAMPLES / "weather_genai.otlp.jsonl"), "--set", 'metrics.plugins=["broken_metrics:Boom"]'
+        str(SAMPLES / "weather_genai.otlp.jsonl"),
+        "--set",
+        'metrics.plugins=["broken_metrics:Boom"]',
     )
-    outcomes = {m["outcome"] for t in session(report, "weather-genai")["turns"] for m in t["metrics"] if m["name"] == "team.boom"}
+    outcomes = {
+        m["outcome"]
+        for t in session(report, "weather-genai")["turns"]
+        for m in t["metrics"]
+        if m["name"] == "team.boom"
+    }
     assert outcomes == {"error"} and code == 0

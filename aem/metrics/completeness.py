@@ -66,9 +66,12 @@ class Completeness:
         threshold = context.config.metrics.completeness.key_point_threshold
         sentences = [s.strip() for s in _SENTENCE.split(final.text or "") if s.strip()]
         if not sentences:
-            yield result(NAME, final, Outcome.FAIL, "the answer is empty", score=0.0, threshold=threshold)
+            yield result(
+                NAME, final, Outcome.FAIL, "the answer is empty", score=0.0, threshold=threshold
+            )
             return
-        covered, missing = [], []
+        covered: list[tuple[str, int, float]] = []
+        missing: list[tuple[str, int, float]] = []
         settings = context.config.compare
         masked = [_mask_values(s, settings) for s in sentences]
         for point in key_points:
@@ -79,7 +82,9 @@ class Completeness:
             (covered if similarity >= threshold else missing).append((point, index, similarity))
         score = len(covered) / len(key_points)
         evidence = [
-            Evidence(span_id=final.span_ids[0], expected=p, actual=sentences[i], detail=f"cosine {s:.2f}")
+            Evidence(
+                span_id=final.span_ids[0], expected=p, actual=sentences[i], detail=f"cosine {s:.2f}"
+            )
             for p, i, s in missing
         ]
         if missing:

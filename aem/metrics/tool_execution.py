@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from aem.model import Evidence, MetricResult, Outcome, Turn, TurnKind
 from aem.metrics.base import MetricContext, result
+from aem.model import Evidence, MetricResult, Outcome, Turn, TurnKind
 
 NAME = "tool_execution"
 
@@ -33,7 +33,9 @@ class ToolExecution:
 
     def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:
         turns = [t for t in context.session.turns if t.kind is TurnKind.TOOL_CALL and t.tool_call]
-        outcome_if_recovered = Outcome(context.config.metrics.tool_execution.recovered_error_outcome)
+        outcome_if_recovered = Outcome(
+            context.config.metrics.tool_execution.recovered_error_outcome
+        )
         for position, turn in enumerate(turns):
             call = turn.tool_call
             assert call is not None
@@ -75,7 +77,9 @@ class ToolExecution:
                     Outcome.FAIL,
                     f"tool {call.name} returned an empty result where the case expects data",
                     score=0.0,
-                    evidence=[Evidence(span_id=turn.span_ids[0], field="result", actual=call.result)],
+                    evidence=[
+                        Evidence(span_id=turn.span_ids[0], field="result", actual=call.result)
+                    ],
                 )
                 continue
             yield result(NAME, turn, Outcome.PASS, f"tool {call.name} succeeded", score=1.0)

@@ -34,9 +34,7 @@ def _tool_turns(context: MetricContext) -> list[Turn]:
 def _compared_turns(context: MetricContext) -> list[Turn]:
     count_failed = context.config.metrics.tool_set.count_failed_calls
     return [
-        t
-        for t in _tool_turns(context)
-        if count_failed or not (t.tool_call and t.tool_call.error)
+        t for t in _tool_turns(context) if count_failed or not (t.tool_call and t.tool_call.error)
     ]
 
 
@@ -144,7 +142,11 @@ class ToolChoice:
         for turn in _tool_turns(context):
             if turn.turn_id in verdicts:
                 continue
-            if turn.tool_call and turn.tool_call.error and not context.config.metrics.tool_set.count_failed_calls:
+            if (
+                turn.tool_call
+                and turn.tool_call.error
+                and not context.config.metrics.tool_set.count_failed_calls
+            ):
                 reason = "the tool rejected this call; judged by tool_execution"
             elif match_tools and turn.name not in match_tools:
                 reason = f"{turn.name} is not in match_tools (free call)"
@@ -156,7 +158,11 @@ class ToolChoice:
             final = _final_turn(context)
             if final is not None:
                 expected = context.case.expected_tool_calls if context.case else []
-                missing = ", ".join(_describe(expected[kept[i]]) for i in match.missing) if expected else ""
+                missing = (
+                    ", ".join(_describe(expected[kept[i]]) for i in match.missing)
+                    if expected
+                    else ""
+                )
                 yield result(
                     TOOL_CHOICE,
                     final,
@@ -166,7 +172,9 @@ class ToolChoice:
                     score=match.score,
                     threshold=threshold,
                     evidence=[
-                        Evidence(field="expected_tool_calls", expected=expected[kept[i]].model_dump())
+                        Evidence(
+                            field="expected_tool_calls", expected=expected[kept[i]].model_dump()
+                        )
                         for i in match.missing
                     ]
                     if expected
@@ -264,6 +272,9 @@ def _schema_failures(context: MetricContext) -> Iterable[tuple[str, str]]:
             yield turn.turn_id, f"the declared schema itself is invalid: {exc.message}"
             continue
         if errors:
-            yield turn.turn_id, "; ".join(
-                f"{'/'.join(map(str, e.path)) or '(root)'}: {e.message}" for e in errors[:3]
+            yield (
+                turn.turn_id,
+                "; ".join(
+                    f"{'/'.join(map(str, e.path)) or '(root)'}: {e.message}" for e in errors[:3]
+                ),
             )

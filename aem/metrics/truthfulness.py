@@ -22,7 +22,19 @@ from aem.model import Evidence, MetricResult, Outcome, Turn, TurnKind
 
 NAME = "correctness.truthfulness"
 _TEMPORAL = ("date", "period")
-_TEMPORAL_NAMES = ("date", "period", "month", "year", "day", "from", "to", "start", "end", "since", "until")
+_TEMPORAL_NAMES = (
+    "date",
+    "period",
+    "month",
+    "year",
+    "day",
+    "from",
+    "to",
+    "start",
+    "end",
+    "since",
+    "until",
+)
 
 
 def _as_day(value: date | datetime) -> date:
@@ -30,7 +42,8 @@ def _as_day(value: date | datetime) -> date:
 
 
 def _span(value: StatedValue) -> tuple[date, date]:
-    start, end = value.value  # type: ignore[misc]
+    assert isinstance(value.value, tuple)
+    start, end = value.value
     return _as_day(start), _as_day(end)
 
 
@@ -40,8 +53,10 @@ def _related(argument: str | None, fact: str, kind: str) -> bool:
     a, f = argument.lower(), fact.lower()
     if a in f or f in a:
         return True
-    return kind in _TEMPORAL and any(n in a for n in _TEMPORAL_NAMES) and any(
-        n in f for n in _TEMPORAL_NAMES
+    return (
+        kind in _TEMPORAL
+        and any(n in a for n in _TEMPORAL_NAMES)
+        and any(n in f for n in _TEMPORAL_NAMES)
     )
 
 
@@ -63,7 +78,9 @@ def _conflict(
     if fact.kind == "id" and stated.kind == "id":
         if stated.value == fact.value:
             return False
-        return True if related or _id_shape(str(stated.value)) == _id_shape(str(fact.value)) else None
+        return (
+            True if related or _id_shape(str(stated.value)) == _id_shape(str(fact.value)) else None
+        )
     if fact.kind == "number" and stated.kind == "number" and related:
         expected, actual = float(fact.value), float(stated.value)  # type: ignore[arg-type]
         return abs(expected - actual) > tolerance * max(1.0, abs(expected))
@@ -78,7 +95,9 @@ def _stated(turn: Turn, settings: Any) -> Iterator[tuple[StatedValue, str | None
         yield from _stated_arguments(turn.tool_call.arguments, None, settings)
 
 
-def _stated_arguments(value: Any, name: str | None, settings: Any) -> Iterator[tuple[StatedValue, str | None]]:
+def _stated_arguments(
+    value: Any, name: str | None, settings: Any
+) -> Iterator[tuple[StatedValue, str | None]]:
     if isinstance(value, dict):
         for key, item in value.items():
             yield from _stated_arguments(item, str(key), settings)
@@ -137,7 +156,7 @@ class Truthfulness:
                         agreements += 1
             if conflicts:
                 detail = "; ".join(
-                    f"states {e.actual!r}{' as ' + e.field if e.field != 'text' else ''} "
+                    f"states {e.actual!r}{' as ' + str(e.field) if e.field != 'text' else ''} "
                     f"where the reference says {e.expected}"
                     for e in conflicts[:3]
                 )

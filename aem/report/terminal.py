@@ -76,8 +76,8 @@ def render(report: AuditReport, console: Console, *, sessions: bool = True) -> N
             f"[yellow]input problems[/]: {report.skipped.total_spans_skipped} spans skipped; "
             + ", ".join(f"{k}={v}" for k, v in sorted(report.skipped.by_kind.items()))
         )
-        shown = [i for i in report.issues][:20] + [
-            i for s in report.sessions for i in s.issues
-        ][:20]
+        shown = [i for i in report.issues][:20] + [i for s in report.sessions for i in s.issues][
+            :20
+        ]
         for issue in shown:
             console.print(f"  [dim]{issue.where() or '-'}[/] {issue.kind}: {issue.message}")

@@ -87,14 +87,17 @@ def aem_rate(path: Path) -> tuple[float, int, int]:
 
 
 def peak_rss_child(path: Path) -> float:
-    """Peak RSS (MB) of a fresh process that ingests ``path`` (so this process's data don't count)."""
+    """Peak RSS (MB) of a fresh process ingesting ``path`` (this process's data don't count)."""
     code = (
         "import resource,sys;from bench.ingest.run import aem_rate;from pathlib import Path;"
         "aem_rate(Path(sys.argv[1]));"
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss/1024)"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True,
+        [sys.executable, "-c", code, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
         cwd=HERE.parents[2],
     )
     return float(out.stdout.strip().splitlines()[-1])
@@ -112,8 +115,11 @@ def main(argv: list[str] | None = None) -> int:
         _unique_copy(source, work, args.repeat)
         gc.collect()
         plain, spans = plain_parse_rate(work)
-        ours, spans_ours, turns = aem_rate(work)
-        print(f"source: {source.name} x{args.repeat}: {spans:,} spans, {work.stat().st_size / 1e6:.1f} MB")
+        ours, _, turns = aem_rate(work)
+        print(
+            f"source: {source.name} x{args.repeat}: {spans:,} spans, "
+            f"{work.stat().st_size / 1e6:.1f} MB"
+        )
         print(f"plain json.loads:            {plain:>10,.0f} spans/s")
         print(f"AEM (sessions + turn graphs): {ours:>10,.0f} spans/s  ({turns:,} turns)")
         print(f"ratio AEM / plain parse:      {ours / plain:>10.2f}  (target >= 0.33)")
@@ -123,12 +129,18 @@ def main(argv: list[str] | None = None) -> int:
             size = work.stat().st_size
             _unique_copy(source, big, max(1, int(args.big_mb * 1e6 / (size / args.repeat))))
             rss = peak_rss_child(big)
-            print(f"peak RSS ingesting {big.stat().st_size / 1e9:.2f} GB: {rss:,.0f} MB (target < 1024)")
+            print(
+                f"peak RSS ingesting {big.stat().st_size / 1e9:.2f} GB: "
+                f"{rss:,.0f} MB (target < 1024)"
+            )
             result.update({"big_file_bytes": big.stat().st_size, "peak_rss_mb": rss})
         out_dir = HERE.parents[1] / "results"
         out_dir.mkdir(exist_ok=True)
         (out_dir / "ingest.json").write_text(json.dumps(result, indent=2))
-    print(f"self peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB", file=sys.stderr)
+    print(
+        f"self peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB",
+        file=sys.stderr,
+    )
     return 0
 
 

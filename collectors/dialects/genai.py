@@ -136,7 +136,9 @@ def observe(span: SpanRecord, operation: str) -> Observation | None:
         text, _ = output_of(attributes.get("gen_ai.output.messages"))
         return AgentRun(
             span=span,
-            name=str(attributes.get("gen_ai.agent.name") or span.name.removeprefix("invoke_agent ")),
+            name=str(
+                attributes.get("gen_ai.agent.name") or span.name.removeprefix("invoke_agent ")
+            ),
             output_text=text,
         )
     return None
@@ -151,12 +153,10 @@ def tool_definitions(span: SpanRecord) -> dict[str, Any]:
     for item in definitions:
         if not isinstance(item, dict):
             continue
-        function = item.get("function") if isinstance(item.get("function"), dict) else item
+        nested = item.get("function")
+        function: dict[str, Any] = nested if isinstance(nested, dict) else item
         name = function.get("name")
         schema = function.get("parameters") or function.get("input_schema")
         if name and isinstance(schema, dict):
             out[str(name)] = schema
     return out
-
-
-
