@@ -174,9 +174,10 @@ def test_gzip_and_protobuf_inputs_give_the_same_turns(tmp_path: Path) -> None:
     _, from_gzip, _ = run_audit(str(gz))
     _, from_proto, _ = run_audit(str(pb))
     _, from_json, _ = run_audit(str(SAMPLES / "march_refunds.otlp.jsonl"))
-    shape = lambda r: [
-        (t["kind"], t["name"], t["span_ids"]) for t in session(r, "refunds-march")["turns"]
-    ]
+
+    def shape(r: dict) -> list:
+        return [(t["kind"], t["name"], t["span_ids"]) for t in session(r, "refunds-march")["turns"]]
+
     assert shape(from_gzip) == shape(from_json) == shape(from_proto)
 
 

@@ -22,7 +22,32 @@ NAME = "correctness.completeness"
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
 _WORD = re.compile(r"[\w+=%$€£.-]+", re.UNICODE)
 _STOPWORDS = frozenset(
-    "a an the of for in on at to and or is are was were be by with from that this it its as".split()
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "for",
+        "in",
+        "on",
+        "at",
+        "to",
+        "and",
+        "or",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "by",
+        "with",
+        "from",
+        "that",
+        "this",
+        "it",
+        "its",
+        "as",
+    ]
 )
 
 
