@@ -108,7 +108,6 @@ class SinkWorker:
         self._on_delivered = on_delivered
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._idle = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"sink-{sink.name}", daemon=True)
         self.delivered = 0
         self.failures = 0
@@ -119,23 +118,14 @@ class SinkWorker:
     def notify(self) -> None:
         self._wake.set()
 
-    def pending(self, conn: sqlite3.Connection) -> int:
-        row = conn.execute(
-            "SELECT count(*) FROM outbox WHERE sink = ? AND delivered_at IS NULL",
-            (self.sink.name,),
-        ).fetchone()
-        return int(row[0])
-
     def _run(self) -> None:
         conn = connect(self._path)
         try:
             while not self._stop.is_set():
                 worked = self._deliver_once(conn)
                 if not worked:
-                    self._idle.set()
                     self._wake.wait(self._poll)
                     self._wake.clear()
-                    self._idle.clear()
         finally:
             conn.close()
 
@@ -182,11 +172,6 @@ class SinkWorker:
             created = {key: c for key, _, _, _, c in rows}
             self._on_delivered(self.sink.name, [done - created[k] for _, _, k in delivered])
         return bool(delivered)
-
-    def wait_idle(self, timeout: float) -> bool:
-        """Block until this worker found nothing due (used by flush)."""
-        self.notify()
-        return self._idle.wait(timeout)
 
     def stop(self) -> None:
         self._stop.set()
