@@ -86,6 +86,44 @@ def audit(
     raise typer.Exit(EXIT_ROOT_CAUSES if report.sessions_with_root_cause else EXIT_OK)
 
 
+@app.command()
+def serve(
+    config: Annotated[Path | None, typer.Option(help="configuration file (TOML, [serve])")] = None,
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="override: serve.key=value or key.path=value")
+    ] = None,
+    cases: Annotated[Path | None, typer.Option(help="cases file (JSONL or YAML)")] = None,
+) -> None:
+    """Receive OTLP (gRPC :4317, HTTP :4318 on 127.0.0.1), evaluate finished sessions live."""
+    from collectors.live.command import serve_command
+
+    raise typer.Exit(serve_command(config, set_ or [], cases))
+
+
+@app.command()
+def calibrate(
+    pairs: Annotated[Path, typer.Argument(help="labelled pairs: JSONL {a, b, same} or CSV")],
+    config: Annotated[Path | None, typer.Option(help="configuration file (TOML)")] = None,
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="override a setting: key.path=value")
+    ] = None,
+) -> None:
+    """Per threshold: false-match and false-mismatch rates, and the threshold that balances them."""
+    from aem.compare import SemanticComparator
+    from aem.compare.calibrate import calibrate as run_calibration
+    from aem.compare.calibrate import read_pairs, render_calibration
+
+    err = Console(stderr=True)
+    try:
+        settings = load_config(config, set_ or [])
+        labelled = read_pairs(pairs)
+    except (ValueError, OSError) as exc:
+        err.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    result = run_calibration(labelled, SemanticComparator(settings.compare))
+    render_calibration(result, Console())
+
+
 def main() -> None:
     app()
 
