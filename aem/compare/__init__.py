@@ -2,7 +2,7 @@
 
 >>> from aem.compare import compare
 >>> compare("1,234.5", "1 234,50").reason
-'1,234.5 == 1 234,50 (|Δ|=0 ≤ abs_tol 0.01)'
+'1,234.5 == 1 234,50 (|Δ|=0 ≤ abs_tol 0.005)'
 """
 
 from aem.compare.core import SemanticComparator, compare, default_comparator

@@ -155,8 +155,9 @@ class SemanticComparator:
         if e_num is not None and a_num is not None:
             return compare_numbers(e_num, a_num, self.settings)
         e_text, a_text = str(expected), str(actual)
-        if (e_num is None) != (a_num is None) and not isinstance(expected, str):
-            return Comparison(False, 0.0, "number", f"{short(actual)} is not the number {expected}")
+        if (e_num is None) != (a_num is None) and not (type(expected) is type(actual) is str):
+            number, other = (expected, actual) if e_num is not None else (actual, expected)
+            return Comparison(False, 0.0, "number", f"{short(other)} is not the number {number}")
         if looks_like_id(e_text, self.settings) or looks_like_id(a_text, self.settings):
             return compare_ids(e_text, a_text, self.settings)
         e_bool, a_bool = self._as_bool(e_text), self._as_bool(a_text)

@@ -75,7 +75,12 @@ _BODY = r"""
 )
 (?:(?P<mag>[kKMB]|bn|mn|mln)(?![^\W\d_])|\s?(?P<magw>thousand|million|billion)\b)?
 """
-_PREFIX = rf"(?P<sign>[-+−])?(?P<pre>[{_CUR_SYM}]|(?:{_CODES})\s?)?\s?(?P<sign2>[-+−])?"
+# Codes are upper case only (``chf 1`` is an id, not money); a sign may follow a symbol
+# ($-5) but not a code (``CHF-1`` is an id).
+_PREFIX = (
+    rf"(?:(?P<sign>[-+−])?"
+    rf"(?:(?P<sym>[{_CUR_SYM}])\s?(?P<sign2>[-+−])?|(?-i:(?P<code>{_CODES}))\s)?)"
+)
 _WHOLE = re.compile(
     rf"^\s*{_PREFIX}{_BODY}\s?(?P<post>%|[{_CUR_SYM}]|[^\W\d_][^\W\d_/²³]{{0,11}})?\s*$",
     re.VERBOSE | re.IGNORECASE,
@@ -83,7 +88,7 @@ _WHOLE = re.compile(
 _UNIT_WORDS = "|".join(sorted((re.escape(u) for u in KNOWN_UNITS if u != "%"), key=len))
 _IN_TEXT = re.compile(
     rf"(?<![\w.,\-/#:]){_PREFIX}{_BODY}"
-    rf"(?:\s?(?P<post>%|[{_CUR_SYM}]|(?:{_CODES}|{_UNIT_WORDS})(?![^\W\d_])))?"
+    rf"(?:\s?(?P<post>%|[{_CUR_SYM}]|(?-i:{_CODES})(?![^\W\d_])|(?:{_UNIT_WORDS})(?![^\W\d_])))?"
     r"(?![\w]|[.,]\d)",
     re.VERBOSE,
 )
@@ -142,7 +147,7 @@ def _from_match(
         value *= _MAGNITUDES.get(mag, _MAGNITUDES.get(mag.lower(), 1.0))
     if (m["sign"] or m["sign2"] or "+") in "-−":
         value = -value
-    pre, post = m["pre"], m["post"]
+    pre, post = m["sym"] or m["code"], m["post"]
     if pre and post and _canonical_unit(pre) != _canonical_unit(post):
         return None
     return ParsedNumber(value, _canonical_unit(pre or post), m.group(0).strip())
@@ -195,7 +200,7 @@ def compare_numbers(
 
     >>> s = CompareSettings()
     >>> compare_numbers(parse_number("1 234,50"), parse_number(1234.5), s).reason
-    '1 234,50 == 1234.5 (|Δ|=0 ≤ abs_tol 0.01)'
+    '1 234,50 == 1234.5 (|Δ|=0 ≤ abs_tol 0.005)'
     """
     a, b = expected.value, actual.value
     diff = abs(a - b)

@@ -52,10 +52,13 @@ class CompareSettings(BaseModel):
 
     # --- numbers ---------------------------------------------------------------------
     number_abs_tol: float = Field(
-        default=0.01, ge=0.0, description="two numbers are the same when |a-b| <= this ..."
+        default=0.005,
+        ge=0.0,
+        description="two numbers are the same when |a-b| <= this (half a cent: "
+        "rounding to cents is tolerated, a one-cent difference is not) ...",
     )
     number_rel_tol: float = Field(
-        default=1e-9, ge=0.0, description="... or when |a-b| <= this * max(|a|, |b|)"
+        default=1e-12, ge=0.0, description="... or when |a-b| <= this * max(|a|, |b|)"
     )
     number_units_must_agree: bool = Field(
         default=True,
