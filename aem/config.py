@@ -29,6 +29,12 @@ class ToolSetSettings(BaseModel):
 
 class TruthfulnessSettings(BaseModel):
     enabled: bool = True
+    # Reasoning and answer turns: every distinctive number, date or id they state must be
+    # supported by what the turn could see (inputs, ancestor tool results, documents).
+    require_support: bool = True
+    # "A day later" is reasoning, not invention: a stated day this close to a seen date
+    # counts as supported. 0 makes dates exact.
+    support_date_slack_days: int = 1
 
 
 class CompletenessSettings(BaseModel):

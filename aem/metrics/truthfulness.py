@@ -8,6 +8,11 @@ name, or is a near miss of it (the same month in another year; an id of the same
 Values that refer to a fact and disagree with it fail the turn, with the value and the
 fact in the explanation. Dates a turn merely mentions (today's date, a birthday) refer
 to no fact and are left alone.
+
+Reasoning and answer turns must also be *supported*: every distinctive number, date or
+id they state must appear in what the turn could see (``aem.metrics.support``) — else the
+turn fails with the value and the closest evidence. When an ancestor tool call has no
+result in the trace, unsupported values cannot be judged: the turn is skipped, saying so.
 """
 
 from __future__ import annotations
@@ -16,8 +21,12 @@ from collections.abc import Iterable, Iterator
 from datetime import date, datetime
 from typing import Any
 
+import networkx as nx
+
 from aem.compare.extract import StatedValue, extract_values
 from aem.metrics.base import MetricContext, result
+from aem.metrics.support import Evidence as SeenEvidence
+from aem.metrics.support import is_distinctive
 from aem.model import Evidence, MetricResult, Outcome, Turn, TurnKind
 
 NAME = "correctness.truthfulness"
@@ -132,15 +141,27 @@ class Truthfulness:
             for t in context.session.turns
             if t.kind in (TurnKind.REASONING, TurnKind.ANSWER, TurnKind.TOOL_CALL)
         ]
-        if not facts:
-            for turn in judged:
-                yield result(NAME, turn, Outcome.SKIP, "the case has no facts to check against")
-            return
         reference = _fact_values(facts, settings)
+        require_support = context.config.metrics.truthfulness.require_support
         for turn in judged:
             conflicts: list[Evidence] = []
             agreements = 0
-            for stated, argument in _stated(turn, settings):
+            stated_values = list(_stated(turn, settings))
+            unsupported: list[Evidence] = []
+            missing_result = None
+            if require_support and turn.kind is not TurnKind.TOOL_CALL:
+                unsupported, missing_result = _unsupported(context, turn, stated_values, facts)
+            if not reference and not unsupported:
+                if missing_result is not None:
+                    yield result(NAME, turn, Outcome.SKIP, missing_result)
+                elif not require_support or turn.kind is TurnKind.TOOL_CALL:
+                    yield result(NAME, turn, Outcome.SKIP, "the case has no facts to check against")
+                else:
+                    yield result(
+                        NAME, turn, Outcome.PASS, "every stated value is supported", score=1.0
+                    )
+                continue
+            for stated, argument in stated_values:
                 for fact_name, fact in reference:
                     verdict = _conflict(stated, fact_name, fact, argument, tolerance)
                     if verdict is True:
@@ -154,7 +175,16 @@ class Truthfulness:
                         )
                     elif verdict is False:
                         agreements += 1
+            if unsupported and not conflicts:
+                detail = "; ".join(
+                    f"states {e.actual!r}, which nothing the turn saw supports"
+                    + (f" (closest: {e.expected!r})" if e.expected else "")
+                    for e in unsupported[:3]
+                )
+                yield result(NAME, turn, Outcome.FAIL, detail, score=0.0, evidence=unsupported)
+                continue
             if conflicts:
+                conflicts.extend(unsupported)
                 detail = "; ".join(
                     f"states {e.actual!r}{' as ' + str(e.field) if e.field != 'text' else ''} "
                     f"where the reference says {e.expected}"
@@ -168,3 +198,55 @@ class Truthfulness:
                     else "states nothing the facts cover"
                 )
                 yield result(NAME, turn, Outcome.PASS, note, score=1.0)
+
+
+def _unsupported(
+    context: MetricContext,
+    turn: Turn,
+    stated: list[tuple[StatedValue, str | None]],
+    facts: dict[str, Any],
+) -> tuple[list[Evidence], str | None]:
+    """Distinctive stated values nothing the turn saw supports; or why it can't be judged."""
+    candidates = [value for value, _ in stated if is_distinctive(value)]
+    if not candidates:
+        return [], None
+    session = context.session
+    graph = session.graph
+    ancestors = nx.ancestors(graph, turn.turn_id) if graph is not None else set()
+    by_id = {t.turn_id: t for t in session.turns}
+    texts = [*turn.seen_inputs, *session.user_inputs, *(str(v) for v in facts.values())]
+    blind = None
+    for ancestor_id in ancestors:
+        ancestor = by_id[ancestor_id]
+        call = ancestor.tool_call
+        if call is not None:
+            if call.has_result:
+                texts.append(call.result_raw or "")
+                texts.append(call.arguments_raw or "")
+            elif not call.error:
+                blind = f"{ancestor.turn_id} ({call.name}) has no result in the trace"
+        texts.extend(d.content for d in ancestor.documents)
+        if ancestor.text:
+            texts.append(ancestor.text)
+    settings = context.config.compare
+    cache_key = f"seen:{turn.turn_id}"
+    seen = context.shared.get(cache_key)
+    if seen is None:
+        seen = context.shared[cache_key] = SeenEvidence.gather(texts, settings)
+    missing = [
+        Evidence(
+            span_id=turn.span_ids[0],
+            field="text",
+            actual=value.raw,
+            expected=seen.closest(value),
+        )
+        for value in candidates
+        if not seen.supports(
+            value,
+            settings,
+            date_slack_days=context.config.metrics.truthfulness.support_date_slack_days,
+        )
+    ]
+    if missing and blind is not None:
+        return [], f"cannot judge unsupported values: {blind}"
+    return missing, None
