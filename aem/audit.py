@@ -52,6 +52,9 @@ def audit_paths(
 
     files = expand_paths(paths)
     clock = 0
+    peak_open = 0
+    # Closing sessions costs a pass over the open ones: do it every so many spans.
+    check_every = max(1, min(_POP_EVERY_SPANS, config.assembly.idle_spans))
     for number, path in enumerate(files, start=1):
         if progress.on_file_start:
             progress.on_file_start(path, number, len(files))
@@ -60,10 +63,11 @@ def audit_paths(
             for span in batch.spans:
                 clock += 1
                 assembler.add(span, clock)
-                if (
-                    clock % _POP_EVERY_SPANS == 0
-                    or assembler.open_sessions > config.assembly.max_open_sessions
-                ):
+                if clock % check_every == 0:
+                    peak_open = max(peak_open, assembler.open_sessions)
                     evaluate_all(assembler.pop_complete(clock))
+    peak_open = max(peak_open, assembler.open_sessions)
     evaluate_all(assembler.drain())
-    return build_report(reports, issues, spans_read=clock)
+    report = build_report(reports, issues, spans_read=clock)
+    report.peak_open_sessions = peak_open
+    return report

@@ -63,8 +63,7 @@ class TaxonomyRule(BaseModel):
 class AssemblySettings(BaseModel):
     # Files have no wall clock: a session whose root span has ended is closed after this
     # many further spans without one of its own (bounds memory on huge files).
-    idle_spans: int = 20_000
-    max_open_sessions: int = 50_000
+    idle_spans: int = Field(default=20_000, ge=1)
 
 
 class AemConfig(BaseModel):

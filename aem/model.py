@@ -239,6 +239,8 @@ class AuditReport(BaseModel):
     skipped: SkippedSummary = Field(default_factory=SkippedSummary)
     sessions_with_root_cause: int = 0
     spans_read: int = 0
+    # The most sessions held open at once while reading: what bounds memory on big inputs.
+    peak_open_sessions: int = 0
 
 
 @dataclass

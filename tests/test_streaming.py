@@ -1,0 +1,66 @@
+"""Streaming: sessions close while the file is still being read; stdin; late spans."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from aem.cli import app
+from aem.model import InputIssue
+from collectors.assembler import SessionAssembler
+from collectors.readers import read_batches
+from tests.conftest import SAMPLES, run_audit
+
+WEATHER = (SAMPLES / "weather_genai.otlp.jsonl").read_text().splitlines()
+
+
+def _copies(n: int) -> list[str]:
+    """``n`` distinct sessions: the weather run with fresh trace ids and conversation ids."""
+    out = []
+    for copy in range(n):
+        for line in WEATHER:
+            document = json.loads(line)
+            for span in document["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+                span["traceId"] = f"{copy:08x}" + span["traceId"][8:]
+                for attribute in span["attributes"]:
+                    if attribute["key"] == "gen_ai.conversation.id":
+                        attribute["value"] = {"stringValue": f"weather-{copy}"}
+            out.append(json.dumps(document))
+    return out
+
+
+def test_sessions_are_evaluated_as_they_close_not_at_the_end(tmp_path: Path) -> None:
+    path = tmp_path / "many.jsonl"
+    path.write_text("\n".join(_copies(60)))
+    _, report, _ = run_audit(str(path), "--set", "assembly.idle_spans=10")
+    assert len(report["sessions"]) == 60
+    assert all(len(s["turns"]) == 3 for s in report["sessions"])
+    # With a 10-span idle window only a handful of 5-span sessions are ever open at once.
+    assert report["peak_open_sessions"] <= 5
+    _, whole, _ = run_audit(str(path))
+    assert whole["peak_open_sessions"] == 60  # the default window holds them all
+
+
+def test_stdin_is_read_like_a_file() -> None:
+    data = "\n".join(_copies(2)) + "\n"
+    result = CliRunner().invoke(app, ["audit", "-", "--json"], input=data)
+    report = json.loads(result.stdout)
+    assert sorted(s["session_id"] for s in report["sessions"]) == ["weather-0", "weather-1"]
+    assert result.exit_code == 0
+
+
+def test_late_spans_are_counted_not_merged() -> None:
+    spans = [s for b in read_batches(str(SAMPLES / "weather_genai.otlp.jsonl")) for s in b.spans]
+    issues: list[InputIssue] = []
+    assembler = SessionAssembler(idle=5, on_issue=issues.append)
+    for clock, span in enumerate(spans):
+        assembler.add(span, clock)
+    assert assembler.pop_complete(len(spans)) == []  # not idle long enough yet
+    [closed] = assembler.pop_complete(len(spans) + 5)
+    assert len(closed.spans) == len(spans)
+    assembler.add(spans[0], 100)  # a straggler of the evaluated session
+    assert assembler.late_spans == 1
+    assert [(i.kind, i.session_id) for i in issues] == [("late_span", "weather-genai")]
+    assert assembler.open_sessions == 0 and assembler.drain() == []
