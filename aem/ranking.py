@@ -32,7 +32,9 @@ def categorize(metric: str, kind: str, name: str, rules: Sequence[TaxonomyRule])
 
 
 def signature(metric: str, kind: str, name: str, category: str | None) -> str:
-    """>>> signature("tool_execution", "tool_call", "get_hotels", None)
+    """The grouping key of a root cause across sessions and runs.
+
+    >>> signature("tool_execution", "tool_call", "get_hotels", None)
     'tool_execution|tool_call|get_hotels|-'
     """
     return f"{metric}|{kind}|{name}|{category or '-'}"
