@@ -79,15 +79,17 @@ class TextEmbedder:
         *,
         device: str = "cpu",
         batch_size: int = 32,
-        bf16: bool = True,
+        bf16: bool = False,
         cache_size: int = 50_000,
         cache_path: Path | None = None,
+        threads: int | None = None,
     ) -> None:
         self.model_name = model or default_model_path()
         self.device = device
         self.batch_size = batch_size
         self.bf16 = bf16
         self.cache_size = cache_size
+        self.threads = threads
         self.model_calls = 0
         self.texts_encoded = 0
         self.cache_hits = 0
@@ -106,6 +108,7 @@ class TextEmbedder:
             bf16=settings.embedding_bf16,
             cache_size=settings.embedding_cache_size,
             cache_path=settings.embedding_cache_path,
+            threads=settings.embedding_threads,
         )
 
     @property
@@ -125,6 +128,10 @@ class TextEmbedder:
                 from transformers.utils import logging as hf_logging
 
                 hf_logging.disable_progress_bar()  # a per-load bar on stderr is noise in CI
+                if self.threads is not None:
+                    import torch
+
+                    torch.set_num_threads(self.threads)  # process-wide: torch has no other knob
                 self._model = SentenceTransformer(self.model_name, device=self.device)
             return self._model
 
@@ -202,6 +209,11 @@ class TextEmbedder:
         """Cosine similarity of two texts (dot product of unit vectors)."""
         va, vb = self.encode([a, b])
         return float(np.dot(va, vb))
+
+    def clear_cache(self) -> None:
+        """Forget the in-memory embeddings (the disk cache and the model stay)."""
+        with self._lock:
+            self._memory.clear()
 
     def close(self) -> None:
         """Release the SQLite cache (the model is garbage-collected with the embedder)."""

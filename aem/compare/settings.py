@@ -39,8 +39,16 @@ class CompareSettings(BaseModel):
         default=32, ge=1, description="texts per forward pass (16–64 is fastest on CPU)"
     )
     embedding_bf16: bool = Field(
-        default=True,
-        description="bf16 autocast on CPU: about 2x throughput, similarities move <= 0.006",
+        default=False,
+        description="bf16 autocast on CPU. performance-facts.md reports ~2x throughput on an "
+        "idle Zen 4; measured here (torch 2.13, loaded 2-core box) it was ~1.6x slower than "
+        "fp32, so it is opt-in: enable it where bench/embeddings shows it faster",
+    )
+    embedding_threads: int | None = Field(
+        default=None,
+        ge=1,
+        description="torch CPU threads for encoding (None = torch's default); on a busy "
+        "2-core machine 1 thread measured ~8x faster than 2 (no oversubscription)",
     )
     embedding_cache_size: int = Field(
         default=50_000, ge=0, description="embeddings kept in memory (LRU by text)"

@@ -2,10 +2,11 @@
 
 The full problem is a cost matrix with prohibitive cost between different tool names;
 that matrix is block-diagonal by name, so each block is solved alone — the same optimum,
-at a fraction of the cost. Inside a block, ``linear_sum_assignment`` minimises argument
-mismatches over a maximum-cardinality pairing. A fast path skips SciPy when an in-order
-scan already finds a complete zero-cost pairing: costs are never negative, so no other
-pairing can be better (a certified optimum, not a heuristic).
+at a fraction of the cost. Inside a block, ``linear_sum_assignment`` finds, over a
+maximum-cardinality pairing, the most fully right pairs, then the fewest wrong
+arguments. A fast path skips SciPy when an in-order scan already finds a complete
+zero-cost pairing: costs are never negative, so no other pairing can be better (a
+certified optimum, not a heuristic).
 """
 
 from __future__ import annotations
@@ -49,14 +50,21 @@ def assign_block(
                 break
     if len(found) == min(len(expected), len(actual)):
         return found
+    for i in expected:
+        for j in actual:
+            if (i, j) not in grid:
+                grid[i, j] = mismatches(i, j)
+    # Lexicographic objective: most fully right pairs first, then fewest wrong arguments,
+    # then keep relative order. A wrong pair costs more than all mismatches together, so
+    # two half-wrong pairs never beat one right pair plus one very wrong pair.
+    wrong_pair = unit_cost * (1 + sum(len(bad) for bad in grid.values()))
     span = max(max(expected), max(actual)) + 1
-    tie = unit_cost / (2.0 * len(expected) * span * span)  # total < one mismatch
+    tie = unit_cost / (2.0 * len(expected) * span * span)  # all ties together < one mismatch
     cost = np.empty((len(expected), len(actual)))
     for r, i in enumerate(expected):
         for c, j in enumerate(actual):
-            if (i, j) not in grid:
-                grid[i, j] = mismatches(i, j)
-            cost[r, c] = unit_cost * len(grid[i, j]) + tie * (i - j) ** 2
+            bad = grid[i, j]
+            cost[r, c] = (wrong_pair if bad else 0.0) + unit_cost * len(bad) + tie * (i - j) ** 2
     rows, cols = linear_sum_assignment(cost)
     return [
         (expected[r], actual[c], grid[expected[r], actual[c]])
