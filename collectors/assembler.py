@@ -162,7 +162,9 @@ class SessionAssembler:
         self._closed_sessions.add(session_id)
         keys = [t.key for t in traces if t.key is not None]
         key_name = min(keys)[1] if keys else FALLBACK_KEY
-        spans = [span for trace in sorted(traces, key=lambda t: t.first_seen) for span in trace.spans]
+        spans = [
+            span for trace in sorted(traces, key=lambda t: t.first_seen) for span in trace.spans
+        ]
         if not self.build:
             return Session(session_id, key_name, not keys, spans, cut=cut)
         return build_session(session_id, key_name, fallback=not keys, spans=spans, cut=cut)

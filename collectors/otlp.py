@@ -143,9 +143,7 @@ def decode_json_traces(
     >>> spans[0].trace_id, spans[0].attributes["n"], issues
     ('5b8efff798038103d269b633813fc60c', 3, [])
     """
-    if not isinstance(document, Mapping) or not isinstance(
-        document.get("resourceSpans", []), list
-    ):
+    if not isinstance(document, Mapping) or not isinstance(document.get("resourceSpans", []), list):
         raise DecodeError("not an OTLP trace document (no resourceSpans list)")
     spans: list[SpanRecord] = []
     issues: list[InputIssue] = []

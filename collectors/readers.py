@@ -82,9 +82,7 @@ def _issue(kind: str, message: str, source: str, line: int | None, skipped: int 
     return InputIssue(kind=kind, message=message, source=source, line=line, spans_skipped=skipped)
 
 
-def _decode_json_line(
-    data: bytes, source: str, number: int, max_attribute_bytes: int
-) -> Batch:
+def _decode_json_line(data: bytes, source: str, number: int, max_attribute_bytes: int) -> Batch:
     issues: list[InputIssue] = []
     try:
         document = orjson.loads(data)
@@ -173,7 +171,7 @@ def _read_json(stream: IO[bytes], source: str, max_attribute_bytes: int) -> Iter
     first = True
     number = 0
     try:
-        for number, line in enumerate(stream, start=1):  # noqa: B007
+        for number, line in enumerate(stream, start=1):
             if not line.strip():
                 continue
             if first:

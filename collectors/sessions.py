@@ -233,11 +233,11 @@ def build_session(
         observed = observe(span)
         if observed is not None:
             observations[span.span_id] = observed
-        if "gen_ai.tool.definitions" in span.attributes or any(
-            k.startswith("llm.tools.") for k in span.attributes
+        if (
+            "gen_ai.tool.definitions" in span.attributes
+            or any(k.startswith("llm.tools.") for k in span.attributes)
+            or span.attributes.get("openinference.span.kind") == "TOOL"
         ):
-            definitions.update(tool_definitions(span))
-        elif span.attributes.get("openinference.span.kind") == "TOOL":
             definitions.update(tool_definitions(span))
     contexts = _contexts(by_id, observations)
     model_calls = [o for o in observations.values() if isinstance(o, ModelCall)]
@@ -252,7 +252,9 @@ def build_session(
     history = _history(model_calls, contexts)
     turns: list[Turn] = []
 
-    def new_turn(kind: TurnKind, name: str, span_ids: list[str], span: SpanRecord, **kw: object) -> Turn:
+    def new_turn(
+        kind: TurnKind, name: str, span_ids: list[str], span: SpanRecord, **kw: object
+    ) -> Turn:
         context = contexts[span.span_id]
         turn = Turn(
             turn_id=f"t{len(turns) + 1}",
@@ -319,7 +321,9 @@ def build_session(
                     known_call_ids.append(request.call_id)
         elif isinstance(observed, ToolRun):
             tool_call = _tool_call(
-                ToolCallRequest(observed.call_id, observed.name, observed.arguments, observed.arguments_raw),
+                ToolCallRequest(
+                    observed.call_id, observed.name, observed.arguments, observed.arguments_raw
+                ),
                 observed,
                 model_calls,
             )
@@ -359,9 +363,7 @@ def build_session(
     )
 
 
-def _history(
-    model_calls: list[ModelCall], contexts: dict[str, _Context]
-) -> dict[str, ModelCall]:
+def _history(model_calls: list[ModelCall], contexts: dict[str, _Context]) -> dict[str, ModelCall]:
     """Each model call's history predecessor, by evidence; structural fallback."""
     ordered = sorted(model_calls, key=lambda m: m.span.start_unix_nano)
     evidence = {id(m): _output_evidence(m) for m in ordered}

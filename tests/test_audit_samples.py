@@ -76,7 +76,12 @@ def test_terminal_view_shows_the_seed_labels() -> None:
 
     result = CliRunner().invoke(
         app,
-        ["audit", str(SAMPLES / "march_refunds.otlp.jsonl"), "--cases", str(SAMPLES / "cases.jsonl")],
+        [
+            "audit",
+            str(SAMPLES / "march_refunds.otlp.jsonl"),
+            "--cases",
+            str(SAMPLES / "cases.jsonl"),
+        ],
         env={"COLUMNS": "200"},
     )
     assert result.exit_code == 1

@@ -13,8 +13,14 @@ from aem.propagation import propagate_failures
 
 def _turn(i: int, kind: TurnKind, model: str, **kw: object) -> Turn:
     return Turn(
-        turn_id=f"t{i}", index=i, kind=kind, name=f"n{i}", span_ids=[f"s{i}"], trace_id="x",
-        model_span_id=model, **kw,  # type: ignore[arg-type]
+        turn_id=f"t{i}",
+        index=i,
+        kind=kind,
+        name=f"n{i}",
+        span_ids=[f"s{i}"],
+        trace_id="x",
+        model_span_id=model,
+        **kw,  # type: ignore[arg-type]
     )
 
 
@@ -24,7 +30,9 @@ def test_parallel_calls_are_siblings_and_results_join_the_next_model_call() -> N
         _turn(i, TurnKind.TOOL_CALL, "m1", tool_call=ToolCall(call_id=f"c{i}", name="f"))
         for i in (2, 3, 4)
     ]
-    answer = _turn(5, TurnKind.ANSWER, "m2", consumes_call_ids=["c2", "c3", "c4"], history_from="m1")
+    answer = _turn(
+        5, TurnKind.ANSWER, "m2", consumes_call_ids=["c2", "c3", "c4"], history_from="m1"
+    )
     graph = build_turn_graph([reasoning, *calls, answer])
     assert not any(graph.has_edge(a.turn_id, b.turn_id) for a in calls for b in calls)
     assert all(graph.has_edge("t1", c.turn_id) for c in calls)
@@ -46,9 +54,15 @@ def test_reused_call_id_links_to_the_latest_earlier_call() -> None:
 
 
 def test_argument_reuse_edge() -> None:
-    lookup = _turn(1, TurnKind.TOOL_CALL, "m1",
-                   tool_call=ToolCall(name="find", result_raw='{"order": "ORD-7781"}'))
-    cancel = _turn(2, TurnKind.TOOL_CALL, "m9", tool_call=ToolCall(name="cancel", arguments={"id": "ORD-7781"}))
+    lookup = _turn(
+        1,
+        TurnKind.TOOL_CALL,
+        "m1",
+        tool_call=ToolCall(name="find", result_raw='{"order": "ORD-7781"}'),
+    )
+    cancel = _turn(
+        2, TurnKind.TOOL_CALL, "m9", tool_call=ToolCall(name="cancel", arguments={"id": "ORD-7781"})
+    )
     graph = build_turn_graph([lookup, cancel])
     assert graph.edges["t1", "t2"]["reason"] == "argument_reuse"
 

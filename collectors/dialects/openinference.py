@@ -173,7 +173,9 @@ def observe(span: SpanRecord, kind: str) -> Observation | None:
             for d in unflatten(attributes, "retrieval.documents.")
             if isinstance(d, dict)
         ]
-        return RetrievalRun(span=span, query=as_text(attributes.get("input.value")), documents=documents)
+        return RetrievalRun(
+            span=span, query=as_text(attributes.get("input.value")), documents=documents
+        )
     if kind == "AGENT" and not _is_graph_node(span):
         output = parse_jsonish(attributes.get("output.value"))
         return AgentRun(

@@ -51,7 +51,9 @@ def _model_call(span: SpanRecord) -> ModelCall:
         text="\n".join(texts) or None,
         tool_calls=calls,
         input_text="\n".join(evidence),
-        user_texts=[str(p["content"]) for p in prompts if p.get("role") == "user" and p.get("content")],
+        user_texts=[
+            str(p["content"]) for p in prompts if p.get("role") == "user" and p.get("content")
+        ],
         tool_results={
             str(p["tool_call_id"]): str(p.get("content") or "")
             for p in prompts
