@@ -1,16 +1,13 @@
-"""What the verdicts for the sample sessions must be: the library's own evaluation of the
-same spans read from the files (the audit path), flattened for comparison with what
-``aem serve`` delivered."""
+"""What the verdicts for the sample sessions must be: ``aem audit --json`` on the same
+files, flattened for comparison with what ``aem serve`` delivered."""
 
 from __future__ import annotations
 
+import functools
 import json
+import subprocess
+import sys
 from pathlib import Path
-
-from aem.cases import load_cases
-from aem.evaluate import Evaluator
-from collectors.assembler import SessionAssembler
-from collectors.otlp import decode_json_traces
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_traces"
 CASES = SAMPLES / "cases.jsonl"
@@ -22,25 +19,40 @@ def sample_files() -> list[Path]:
 
 def expected_verdicts(files: list[Path]) -> dict[tuple[str, str, str], tuple]:
     """``(session, evaluated span, metric | 'aem.label') → (outcome/label, score)``."""
-    assembler = SessionAssembler(idle=float("inf"))
-    clock = 0
-    for path in files:
-        for line in path.read_text().splitlines():
-            spans, issues = decode_json_traces(json.loads(line))
-            assert not issues, issues
-            for span in spans:
-                clock += 1
-                assembler.add(span, clock)
-    evaluator = Evaluator(cases=load_cases(CASES))
+    return dict(_audit(tuple(files)))
+
+
+@functools.lru_cache(maxsize=4)
+def _audit(files: tuple[Path, ...]) -> tuple[tuple[tuple[str, str, str], tuple], ...]:
+    """What ``aem audit FILES --cases CASES --json`` says about the same spans."""
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "aem.cli",
+            "audit",
+            *map(str, files),
+            "--cases",
+            str(CASES),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=SAMPLES.parent,
+    )
+    assert run.returncode in (0, 1), run.stderr[-3000:]
     out: dict[tuple[str, str, str], tuple] = {}
-    for session in assembler.drain():
-        report = evaluator.evaluate(session)
-        for turn in report.turns:
-            span = turn.span_ids[0]
-            out[(report.session_id, span, "aem.label")] = (str(turn.label), None)
-            for metric in turn.metrics:
-                out[(report.session_id, span, metric.name)] = (str(metric.outcome), metric.score)
-    return out
+    for session in json.loads(run.stdout)["sessions"]:
+        for turn in session["turns"]:
+            span = turn["span_ids"][0]
+            out[(session["session_id"], span, "aem.label")] = (turn["label"], None)
+            for metric in turn["metrics"]:
+                out[(session["session_id"], span, metric["name"])] = (
+                    metric["outcome"],
+                    metric["score"],
+                )
+    return tuple(out.items())
 
 
 def delivered_verdicts(lines: list[dict]) -> dict[tuple[str, str, str], tuple]:
@@ -55,3 +67,25 @@ def delivered_verdicts(lines: list[dict]) -> dict[tuple[str, str, str], tuple]:
         assert key not in out, f"verdict delivered twice: {key}"
         out[key] = value
     return out
+
+
+def assert_same_verdicts(delivered: dict, expected: dict, tolerance: float = 1e-4) -> None:
+    """Same keys, same outcomes and labels; scores equal up to float noise.
+
+    Why a tolerance: embedding scores depend slightly (≈1e-7) on which texts shared an
+    encode batch, which differs between a file audit and live arrival order; a verdict
+    difference is an outcome or label difference, never the 7th decimal of a cosine.
+    """
+    assert delivered.keys() == expected.keys(), (
+        sorted(delivered.keys() - expected.keys()),
+        sorted(expected.keys() - delivered.keys()),
+    )
+    diff = {}
+    for key, (outcome, score) in expected.items():
+        got_outcome, got_score = delivered[key]
+        same_score = (score is None and got_score is None) or (
+            score is not None and got_score is not None and abs(score - got_score) <= tolerance
+        )
+        if got_outcome != outcome or not same_score:
+            diff[key] = {"delivered": delivered[key], "expected": expected[key]}
+    assert not diff, diff
