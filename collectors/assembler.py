@@ -14,6 +14,7 @@ form one session.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -74,14 +75,18 @@ class SessionAssembler:
         on_issue: Callable[[InputIssue], None] | None = None,
         *,
         build: bool = True,
+        remember_closed: int = 100_000,
     ) -> None:
         self.idle = idle
         self.max_lifetime = max_lifetime
         self.on_issue = on_issue
         self.build = build
         self._traces: dict[str, _Trace] = {}
-        self._closed_traces: set[str] = set()
-        self._closed_sessions: set[str] = set()
+        # Ids of evaluated sessions/traces, to tell late spans from new sessions; bounded so
+        # a long-running server does not grow without limit (oldest forgotten first).
+        self.remember_closed = remember_closed
+        self._closed_traces: OrderedDict[str, None] = OrderedDict()
+        self._closed_sessions: OrderedDict[str, None] = OrderedDict()
         self.late_spans = 0
         self.spans_added = 0
 
@@ -133,6 +138,11 @@ class SessionAssembler:
                 )
             )
 
+    def _remember(self, closed: OrderedDict[str, None], key: str) -> None:
+        closed[key] = None
+        while len(closed) > self.remember_closed:
+            closed.popitem(last=False)
+
     def _group(self) -> dict[str, list[_Trace]]:
         groups: dict[str, list[_Trace]] = {}
         for trace in self._traces.values():
@@ -158,8 +168,8 @@ class SessionAssembler:
     def _close(self, session_id: str, traces: list[_Trace], *, cut: bool) -> Session:
         for trace in traces:
             del self._traces[trace.trace_id]
-            self._closed_traces.add(trace.trace_id)
-        self._closed_sessions.add(session_id)
+            self._remember(self._closed_traces, trace.trace_id)
+        self._remember(self._closed_sessions, session_id)
         keys = [t.key for t in traces if t.key is not None]
         key_name = min(keys)[1] if keys else FALLBACK_KEY
         spans = [

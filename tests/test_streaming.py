@@ -64,3 +64,19 @@ def test_late_spans_are_counted_not_merged() -> None:
     assert assembler.late_spans == 1
     assert [(i.kind, i.session_id) for i in issues] == [("late_span", "weather-genai")]
     assert assembler.open_sessions == 0 and assembler.drain() == []
+
+
+def test_memory_of_closed_sessions_is_bounded() -> None:
+    spans = [s for b in read_batches(str(SAMPLES / "weather_genai.otlp.jsonl")) for s in b.spans]
+    assembler = SessionAssembler(idle=1, remember_closed=1)
+    for clock, span in enumerate(spans):
+        assembler.add(span, clock)
+    assert len(assembler.pop_complete(100)) == 1
+    assembler.add(spans[0], 101)
+    assert assembler.late_spans == 1  # still remembered
+    other = [s for b in read_batches(str(SAMPLES / "parallel_tools.otlp.jsonl")) for s in b.spans]
+    for span in other:
+        assembler.add(span, 200)
+    assert len(assembler.pop_complete(300)) == 1  # pushes the weather session out of memory
+    assembler.add(spans[0], 301)
+    assert assembler.late_spans == 1 and assembler.open_sessions == 1  # now a new session
