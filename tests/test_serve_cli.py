@@ -1,0 +1,75 @@
+"""``aem serve`` through the console script: OTLP/JSON in over HTTP, verdicts out as JSONL."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SAMPLES
+
+pytestmark = pytest.mark.slow
+
+
+def _wait_for(path: Path, timeout: float = 60.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.stat().st_size:
+            return json.loads(path.read_text())
+        time.sleep(0.2)
+    raise AssertionError(f"{path} never appeared")
+
+
+def test_aem_serve_evaluates_what_it_receives(tmp_path: Path) -> None:
+    ports = tmp_path / "ports.json"
+    verdicts = tmp_path / "verdicts.jsonl"
+    command = [
+        sys.executable, "-c", "from aem.cli import main; main()", "serve",
+        "--set", "serve.grpc_port=-1",
+        "--set", "serve.http_port=0",
+        "--set", f'serve.ports_file="{ports}"',
+        "--set", f'serve.spool_path="{tmp_path / "spool.sqlite"}"',
+        "--set", f'serve.jsonl_path="{verdicts}"',
+        "--set", "serve.session_idle_seconds=0.5",
+        "--cases", str(SAMPLES / "cases.jsonl"),
+    ]  # fmt: skip
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    server = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        port = _wait_for(ports)["http"]
+        for line in (SAMPLES / "parallel_tools.otlp.jsonl").read_text().splitlines():
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{port}/v1/traces",
+                data=line.encode(),
+                headers={"Content-Type": "application/json"},
+            )
+            with urllib.request.urlopen(request, timeout=10) as response:
+                assert response.status == 200
+        deadline = time.monotonic() + 60
+        rows: list[dict] = []
+        while time.monotonic() < deadline and not any(r.get("label") == "root_cause" for r in rows):
+            time.sleep(0.3)
+            if verdicts.exists():
+                rows = [json.loads(x) for x in verdicts.read_text().splitlines() if x.strip()]
+        [root] = [r for r in rows if r.get("label") == "root_cause"]
+        assert root["failed_metrics"] == ["tool_execution"]
+        assert {r.get("session_id") for r in rows} == {"trip-planner-7"}
+        spans = {
+            json.loads(x)["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["spanId"]: x
+            for x in (SAMPLES / "parallel_tools.otlp.jsonl").read_text().splitlines()
+        }
+        assert '"get_hotels"' in spans[root["span_id"]]  # the verdict points at the failing span
+    finally:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    assert server.returncode == 0, server.stderr.read() if server.stderr else ""
