@@ -35,6 +35,7 @@ bench: setup
 	$(BIN)/python -m bench.ingest.run
 	$(BIN)/python -m bench.matching.run
 	$(BIN)/python -m bench.embeddings.run
+	$(BIN)/python -m bench.serve.run
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,6 +1,6 @@
 """Free-text comparisons per second through AEM vs the raw model rate, in one run.
 
-Run: ``/work/venv/bin/python -m bench.embeddings.run [--pairs N] [--seed S]``
+Run: ``python -m bench.embeddings.run [--pairs N] [--seed S]``
 
 Three numbers, all measured in this process on the same texts (performance-facts.md:
 compare ratios measured in one run, never absolute times across runs):

@@ -1,6 +1,6 @@
 """Tool-set matching: µs per trajectory and per-category verdicts, AEM beside its peers.
 
-Run: ``/work/venv/bin/python -m bench.matching.run [--per-category N] [--reps R]``
+Run: ``python -m bench.matching.run [--per-category N] [--reps R]``
 
 Peers run in the same process on the same workload when importable (agentevals
 ``unordered`` with ``superset`` arguments — the mode that allows extra arguments like

@@ -8,7 +8,7 @@ sending, end-to-end spans/s until the last verdict left, the delay from a sessio
 completion to its verdict being written by the JSONL sink (p50/p99), and the server's
 peak RSS. Results go to bench/results/serve-<time>.json (gitignored).
 
-    /work/venv/bin/python -m bench.serve.run --sessions 2000 --senders 3
+    python -m bench.serve.run --sessions 2000 --senders 3
 """
 
 from __future__ import annotations
