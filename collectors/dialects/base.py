@@ -136,3 +136,35 @@ def unwrap_tool_message(value: Any) -> tuple[Any, str | None, bool]:
                 data.get("status") == "error",
             )
     return value, None, False
+
+
+def tool_run(
+    span: SpanRecord,
+    *,
+    name: str,
+    call_id: str | None,
+    arguments: Any,
+    arguments_raw: str | None,
+    result_key: str,
+) -> ToolRun:
+    """A tool run from any dialect: the result attribute is unwrapped (LangChain's
+    ``ToolMessage`` carries the call id and an error status), errors come from the span."""
+    has_result = result_key in span.attributes
+    result, message_call_id, tool_error = unwrap_tool_message(
+        parse_jsonish(span.attributes.get(result_key))
+    )
+    error, error_type = span_error(span)
+    if tool_error and error is None:
+        error = as_text(result)
+    return ToolRun(
+        span=span,
+        name=name,
+        call_id=call_id or message_call_id,
+        arguments=arguments,
+        arguments_raw=arguments_raw,
+        has_result=has_result,
+        result=parse_jsonish(result) if isinstance(result, str) else result,
+        result_raw=as_text(result),
+        error=error,
+        error_type=error_type,
+    )

@@ -16,11 +16,9 @@ from collectors.dialects.base import (
     Observation,
     RetrievalRun,
     ToolCallRequest,
-    ToolRun,
     as_text,
     parse_jsonish,
-    span_error,
-    unwrap_tool_message,
+    tool_run,
 )
 
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
@@ -105,23 +103,13 @@ def observe(span: SpanRecord, operation: str) -> Observation | None:
         arguments = parse_jsonish(raw_args)
         if isinstance(arguments, dict) and "input_str" in arguments:
             arguments = parse_jsonish(arguments["input_str"])  # LangChain callback shape
-        has_result = "gen_ai.tool.call.result" in attributes
-        raw_result = attributes.get("gen_ai.tool.call.result")
-        result, message_call_id, tool_error = unwrap_tool_message(parse_jsonish(raw_result))
-        error, error_type = span_error(span)
-        if tool_error and error is None:
-            error = as_text(result)
-        return ToolRun(
-            span=span,
+        return tool_run(
+            span,
             name=str(attributes.get("gen_ai.tool.name") or span.name.removeprefix("execute_tool ")),
-            call_id=attributes.get("gen_ai.tool.call.id") or message_call_id,
+            call_id=attributes.get("gen_ai.tool.call.id"),
             arguments=arguments,
             arguments_raw=raw_args if isinstance(raw_args, str) else as_text(raw_args),
-            has_result=has_result,
-            result=parse_jsonish(result) if isinstance(result, str) else result,
-            result_raw=as_text(result),
-            error=error,
-            error_type=error_type,
+            result_key="gen_ai.tool.call.result",
         )
     if operation == "retrieval":
         documents = parse_jsonish(attributes.get("gen_ai.retrieval.documents")) or []

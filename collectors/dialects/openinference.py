@@ -20,8 +20,7 @@ from collectors.dialects.base import (
     ToolRun,
     as_text,
     parse_jsonish,
-    span_error,
-    unwrap_tool_message,
+    tool_run,
 )
 from collectors.dialects.flatten import unflatten
 
@@ -134,24 +133,13 @@ def _model_call(span: SpanRecord) -> ModelCall:
 def _tool_run(span: SpanRecord) -> ToolRun:
     attributes = span.attributes
     raw_args = attributes.get("input.value")
-    has_result = "output.value" in attributes
-    result, message_call_id, tool_error = unwrap_tool_message(
-        parse_jsonish(attributes.get("output.value"))
-    )
-    error, error_type = span_error(span)
-    if tool_error and error is None:
-        error = as_text(result)
-    return ToolRun(
-        span=span,
+    return tool_run(
+        span,
         name=str(attributes.get("tool.name") or span.name),
-        call_id=attributes.get("tool.id") or attributes.get("tool_call.id") or message_call_id,
+        call_id=attributes.get("tool.id") or attributes.get("tool_call.id"),
         arguments=parse_jsonish(raw_args),
         arguments_raw=as_text(raw_args),
-        has_result=has_result,
-        result=parse_jsonish(result) if isinstance(result, str) else result,
-        result_raw=as_text(result),
-        error=error,
-        error_type=error_type,
+        result_key="output.value",
     )
 
 

@@ -18,8 +18,7 @@ from collectors.dialects.base import (
     ToolRun,
     as_text,
     parse_jsonish,
-    span_error,
-    unwrap_tool_message,
+    tool_run,
 )
 from collectors.dialects.flatten import unflatten
 
@@ -72,24 +71,13 @@ def _tool_run(span: SpanRecord) -> ToolRun:
         kwargs = entity_input.get("kwargs") or {}
         args = entity_input.get("args") or []
         arguments = kwargs if kwargs or not args else (args[0] if len(args) == 1 else args)
-    has_result = "traceloop.entity.output" in attributes
-    result, message_call_id, tool_error = unwrap_tool_message(
-        parse_jsonish(attributes.get("traceloop.entity.output"))
-    )
-    error, error_type = span_error(span)
-    if tool_error and error is None:
-        error = as_text(result)
-    return ToolRun(
-        span=span,
+    return tool_run(
+        span,
         name=str(attributes.get("traceloop.entity.name") or span.name.removesuffix(".tool")),
-        call_id=message_call_id,
+        call_id=None,
         arguments=arguments,
         arguments_raw=as_text(raw_input),
-        has_result=has_result,
-        result=parse_jsonish(result) if isinstance(result, str) else result,
-        result_raw=as_text(result),
-        error=error,
-        error_type=error_type,
+        result_key="traceloop.entity.output",
     )
 
 
