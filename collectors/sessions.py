@@ -235,7 +235,7 @@ def build_session(
             observations[span.span_id] = observed
         if (
             "gen_ai.tool.definitions" in span.attributes
-            or any(k.startswith("llm.tools.") for k in span.attributes)
+            or any(k.startswith(("llm.tools.", "llm.request.functions.")) for k in span.attributes)
             or span.attributes.get("openinference.span.kind") == "TOOL"
         ):
             definitions.update(tool_definitions(span))

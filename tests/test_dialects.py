@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from aem.graph import attach_graph
@@ -103,3 +104,34 @@ def test_session_spanning_two_traces_is_one_session(tmp_path: Path) -> None:
     path.write_text("\n".join(lines + second))
     [session] = _sessions(path)
     assert len(session.trace_ids) == 2 and len(session.turns) == 6
+
+
+def test_declared_tool_schemas_in_every_dialect() -> None:
+    from aem.model import SpanRecord
+    from collectors.dialects import tool_definitions
+
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}}
+    genai = SpanRecord(
+        "a" * 32, "b" * 16, None, "chat",
+        attributes={"gen_ai.tool.definitions": json.dumps(
+            [{"type": "function", "name": "get_weather", "parameters": schema}]
+        )},
+    )  # fmt: skip
+    openinference = SpanRecord(
+        "a" * 32, "c" * 16, None, "llm",
+        attributes={
+            "openinference.span.kind": "LLM",
+            "llm.tools.0.tool.json_schema": json.dumps(
+                {"type": "function", "function": {"name": "get_weather", "parameters": schema}}
+            ),
+        },
+    )  # fmt: skip
+    legacy = SpanRecord(
+        "a" * 32, "d" * 16, None, "openai.chat",
+        attributes={
+            "llm.request.functions.0.name": "get_weather",
+            "llm.request.functions.0.parameters": json.dumps(schema),
+        },
+    )  # fmt: skip
+    for span in (genai, openinference, legacy):
+        assert tool_definitions(span) == {"get_weather": schema}, span.name

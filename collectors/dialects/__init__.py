@@ -32,4 +32,5 @@ def tool_definitions(span: SpanRecord) -> dict[str, Any]:
     """Tool JSON Schemas declared on a span, in any dialect."""
     found = genai.tool_definitions(span)
     found.update(openinference.tool_definitions(span))
+    found.update(traceloop.tool_definitions(span))
     return found

@@ -93,3 +93,15 @@ def observe(span: SpanRecord) -> Observation | None:
     if kind == "agent":
         return AgentRun(span=span, name=str(attributes.get("traceloop.entity.name") or span.name))
     return None
+
+
+def tool_definitions(span: SpanRecord) -> dict[str, Any]:
+    """Legacy ``llm.request.functions.N.{name,parameters}`` as ``{name: JSON Schema}``."""
+    out: dict[str, Any] = {}
+    for function in unflatten(span.attributes, "llm.request.functions."):
+        if not isinstance(function, dict) or not function.get("name"):
+            continue
+        schema = parse_jsonish(function.get("parameters"))
+        if isinstance(schema, dict):
+            out[str(function["name"])] = schema
+    return out
