@@ -225,7 +225,7 @@ def build_session(
 ) -> Session:
     """Assemble one session's turns from its spans (any mix of dialects)."""
     spans, issues = repair_span_tree(spans, session_id)
-    spans.sort(key=lambda s: (s.start_unix_nano, s.end_unix_nano))
+    spans.sort(key=lambda s: (s.start_unix_nano, s.end_unix_nano, s.span_id))
     by_id = {s.span_id: s for s in spans}
     observations: dict[str, Observation] = {}
     definitions: dict[str, object] = {}
@@ -365,7 +365,7 @@ def build_session(
 
 def _history(model_calls: list[ModelCall], contexts: dict[str, _Context]) -> dict[str, ModelCall]:
     """Each model call's history predecessor, by evidence; structural fallback."""
-    ordered = sorted(model_calls, key=lambda m: m.span.start_unix_nano)
+    ordered = sorted(model_calls, key=lambda m: (m.span.start_unix_nano, m.span.span_id))
     evidence = {id(m): _output_evidence(m) for m in ordered}
     found: dict[str, ModelCall] = {}
     for position, call in enumerate(ordered):

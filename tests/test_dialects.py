@@ -135,3 +135,19 @@ def test_declared_tool_schemas_in_every_dialect() -> None:
     )  # fmt: skip
     for span in (genai, openinference, legacy):
         assert tool_definitions(span) == {"get_weather": schema}, span.name
+
+
+def test_turns_do_not_depend_on_arrival_order() -> None:
+    import random
+
+    spans = [s for b in read_batches(str(SAMPLES / "parallel_tools.otlp.jsonl")) for s in b.spans]
+    shapes = set()
+    for seed in range(5):
+        shuffled = spans[:]
+        random.Random(seed).shuffle(shuffled)
+        assembler = SessionAssembler(idle=10**9)
+        for clock, span in enumerate(shuffled):
+            assembler.add(span, clock)
+        [session] = assembler.drain()
+        shapes.add(tuple((t.turn_id, t.name, tuple(t.span_ids)) for t in session.turns))
+    assert len(shapes) == 1
