@@ -163,12 +163,21 @@ class ToolChoice:
                     if expected
                     else ""
                 )
+                missing_names = (
+                    {expected[kept[i]].name for i in match.missing} if expected else set()
+                )
+                attempted = [
+                    f"{t.name} at {t.turn_id}"
+                    for t in _tool_turns(context)
+                    if t.tool_call and t.tool_call.error and t.name in missing_names
+                ]
+                note = f"; attempted but failed: {', '.join(attempted)}" if attempted else ""
                 yield result(
                     TOOL_CHOICE,
                     final,
                     Outcome.FAIL,
                     f"session ended without expected call(s): {missing} "
-                    f"(matched {match.score:.0%} of expected, threshold {threshold:.0%})",
+                    f"(matched {match.score:.0%} of expected, threshold {threshold:.0%}){note}",
                     score=match.score,
                     threshold=threshold,
                     evidence=[

@@ -24,9 +24,12 @@ def session_table(report: SessionReport) -> Table:
         notes.append("no case")
     if report.cut:
         notes.append("cut at max lifetime")
-    table = Table(title=title, caption="; ".join(notes) or None, title_justify="left", expand=False)
-    for column in ("turn", "kind", "name", "label", "failed metrics", "why"):
-        table.add_column(column, overflow="fold")
+    table = Table(title=title, caption="; ".join(notes) or None, title_justify="left")
+    table.add_column("turn", no_wrap=True)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("name", overflow="fold")
+    table.add_column("label", overflow="fold")
+    table.add_column("failed metrics", overflow="fold")
     for turn in report.turns:
         failed = [m for m in turn.metrics if m.outcome is Outcome.FAIL]
         label = Text(turn.label.value, style=_LABEL_STYLE[turn.label])
@@ -38,15 +41,35 @@ def session_table(report: SessionReport) -> Table:
             turn.name,
             label,
             ", ".join(m.name for m in failed),
-            "; ".join(m.explanation for m in failed)[:160],
         )
     return table
+
+
+def root_cause_reasons(report: SessionReport) -> list[Text]:
+    """Why each root cause failed, one line per failed metric (consequences are omitted:
+    they are explained by the turn they inherit from; the JSON report has every reason)."""
+    lines = []
+    for turn in report.turns:
+        if turn.label is not Label.ROOT_CAUSE:
+            continue
+        for metric in turn.metrics:
+            if metric.outcome is Outcome.FAIL:
+                line = Text(f"  {turn.turn_id} ", style="bold red")
+                line.append(f"{metric.name}: ", style="bold")
+                line.append(_why(metric.explanation, 300))
+                lines.append(line)
+    return lines
+
+
+def _why(explanation: str, limit: int = 140) -> str:
+    """The first failed metric's reason, cut to fit a table cell (the JSON has it whole)."""
+    return explanation if len(explanation) <= limit else explanation[: limit - 1] + "…"
 
 
 def ranking_table(report: AuditReport) -> Table:
     table = Table(title="root causes, ranked by sessions hit", title_justify="left")
     for column in ("#", "sessions", "metric", "kind", "name", "category", "example"):
-        table.add_column(column, overflow="fold")
+        table.add_column(column, overflow="fold", no_wrap=column in ("#", "sessions", "metric"))
     total = len(report.sessions)
     for position, item in enumerate(report.ranking, start=1):
         example = item.examples[0] if item.examples else {}
@@ -66,6 +89,9 @@ def render(report: AuditReport, console: Console, *, sessions: bool = True) -> N
     if sessions:
         for session in report.sessions:
             console.print(session_table(session))
+            for line in root_cause_reasons(session):
+                console.print(line)
+            console.print()
     console.print(ranking_table(report))
     console.print(
         f"{len(report.sessions)} sessions, {report.sessions_with_root_cause} with a root cause, "
