@@ -10,7 +10,9 @@ Edges (design.md, "Turn graph"), each with a ``reason`` attribute:
   input holds that output as history;
 * ``argument_reuse`` — a tool result to a later tool call whose arguments reuse one of
   its values;
-* ``delegation`` / ``subagent_result`` — into a sub-agent and back out of it.
+* ``delegation`` / ``subagent_result`` — into a sub-agent and back out of it;
+* ``retrieval`` — a retrieval to the turns of the next model call of the same agent
+  context (its documents are what that call reads).
 
 Every edge goes from an earlier turn to a later one, so the graph is a DAG by
 construction; :func:`build_turn_graph` asserts it.
@@ -106,6 +108,7 @@ def build_turn_graph(turns: Iterable[Turn]) -> nx.DiGraph:
                 delegator = earlier[-1] if earlier else None
             if delegator is not None:
                 link(delegator, turn, "delegation")
+    _link_retrievals(ordered, by_model, link)
     _link_argument_reuse(tool_turns, link)
     _link_subagent_results(ordered, by_model, link)
     assert nx.is_directed_acyclic_graph(graph)
@@ -122,6 +125,23 @@ def _link_argument_reuse(tool_turns: list[Turn], link: Any) -> None:
             result = earlier.tool_call.result_raw if earlier.tool_call else None
             if result and any(value in result for value in values):
                 link(earlier, turn, "argument_reuse")
+
+
+def _link_retrievals(ordered: list[Turn], by_model: dict[str, list[Turn]], link: Any) -> None:
+    for turn in ordered:
+        if turn.kind is not TurnKind.RETRIEVAL:
+            continue
+        reader = next(
+            (
+                t
+                for t in ordered
+                if t.index > turn.index and t.model_span_id and t.context == turn.context
+            ),
+            None,
+        )
+        if reader is not None and reader.model_span_id:
+            for target in by_model[reader.model_span_id]:
+                link(turn, target, "retrieval")
 
 
 def _link_subagent_results(ordered: list[Turn], by_model: dict[str, list[Turn]], link: Any) -> None:
