@@ -72,11 +72,14 @@ def _fold(value: str) -> str:
 class ArgumentJudge:
     """Compares argument values: ``==`` and case/space folding first, then the comparator."""
 
-    __slots__ = ("comparator", "embed")
+    __slots__ = ("comparator", "embed", "extra_keys")
 
     def __init__(self, comparator: SemanticComparator, settings: MatchSettings) -> None:
         self.comparator = comparator
         self.embed = settings.embed_text_arguments
+        # Extra arguments allowed at the top level means extra keys allowed inside nested
+        # objects too (a flight given with its origin as well as its number and date).
+        self.extra_keys = settings.allow_extra_arguments
 
     def same(self, expected: Any, actual: Any) -> tuple[bool, str]:
         if type(expected) is type(actual):
@@ -84,8 +87,39 @@ class ArgumentJudge:
                 return True, ""
             if isinstance(expected, str) and _fold(expected) == _fold(actual):
                 return True, ""
+        if self.extra_keys:
+            nested = self._nested(maybe_json(expected), maybe_json(actual))
+            if nested is not None:
+                return nested
         result = self.comparator.compare(expected, actual, embed=self.embed)
         return result.same, result.reason
+
+    def _nested(self, expected: Any, actual: Any) -> tuple[bool, str] | None:
+        """Objects compared key by key over the expected keys; lists of them item by item
+        (optimal pairing, same length). ``None``: not a structure, use the comparator."""
+        if isinstance(expected, Mapping) and isinstance(actual, Mapping):
+            return self.contains(expected, actual)
+        if (
+            isinstance(expected, list | tuple)
+            and isinstance(actual, list | tuple)
+            and any(isinstance(item, Mapping) for item in expected)
+        ):
+            if len(expected) != len(actual):
+                return False, f"{len(expected)} items expected, {len(actual)} given"
+            if not expected:
+                return True, ""
+            cost = np.array(
+                [[0.0 if self.same(e, a)[0] else 1.0 for a in actual] for e in expected]
+            )
+            rows, cols = linear_sum_assignment(cost)
+            bad = [int(r) for r, c in zip(rows, cols, strict=True) if cost[r, c] > 0]
+            if bad:
+                return (
+                    False,
+                    f"item {bad[0]}: {self.same(expected[bad[0]], actual[cols[bad[0]]])[1]}",
+                )
+            return True, ""
+        return None
 
     def contains(self, expected: Any, actual: Any) -> tuple[bool, str]:
         """``actual`` holds every key / item of ``expected`` (items paired optimally)."""
