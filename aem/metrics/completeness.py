@@ -15,12 +15,14 @@ import re
 from collections.abc import Iterable
 
 from aem.compare.extract import extract_values
+from aem.compare.settings import CompareSettings
 from aem.metrics.base import MetricContext, result
+from aem.metrics.support import Evidence as SeenValues
 from aem.model import Evidence, MetricResult, Outcome, TurnKind
 
 NAME = "correctness.completeness"
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
-_WORD = re.compile(r"[\w+=%$€£.-]+", re.UNICODE)
+_WORD = re.compile(r"\w+", re.UNICODE)
 _STOPWORDS = frozenset(
     [
         "a",
@@ -51,6 +53,9 @@ _STOPWORDS = frozenset(
 )
 
 
+_KIND_TOKENS = frozenset({"number", "date", "period", "id"})
+
+
 def _mask_values(text: str, settings: object) -> str:
     """Replace stated values with their kind: ``March 2026`` → ``<period>``."""
     out, last = [], 0
@@ -63,13 +68,21 @@ def _mask_values(text: str, settings: object) -> str:
 
 
 def _content_words(text: str) -> set[str]:
-    words = {w.strip(".-").lower() for w in _WORD.findall(text)}
+    words = {w.lower() for w in _WORD.findall(text)}
     return {w for w in words if w and w not in _STOPWORDS}
 
 
-def _lexically_covered(point: str, answer: str) -> bool:
-    wanted = _content_words(point)
-    return bool(wanted) and wanted <= _content_words(answer)
+def _lexically_covered(point: str, answer: str, settings: CompareSettings) -> bool:
+    """Every value of the point is stated in the answer (``23553`` by ``$23,553``), and
+    every other content word of the point appears in it."""
+    values = extract_values(point, settings)
+    stated = SeenValues.gather([answer], settings)
+    if not all(stated.states(value, settings) for value in values):
+        return False
+    wanted = _content_words(_mask_values(point, settings)) - _KIND_TOKENS
+    if not wanted:
+        return bool(values)
+    return wanted <= _content_words(answer)
 
 
 class Completeness:
@@ -89,7 +102,10 @@ class Completeness:
             yield result(NAME, final, Outcome.SKIP, "the case has no key_points")
             return
         threshold = context.config.metrics.completeness.key_point_threshold
-        sentences = [s.strip() for s in _SENTENCE.split(final.text or "") if s.strip()]
+        # In a dialogue the task is answered over several messages: coverage is judged on
+        # everything the agent told the user; the verdict lands on the final answer.
+        said = "\n".join(t.text or "" for t in answers)
+        sentences = [s.strip() for s in _SENTENCE.split(said) if s.strip()]
         if not sentences:
             yield result(
                 NAME, final, Outcome.FAIL, "the answer is empty", score=0.0, threshold=threshold
@@ -100,7 +116,7 @@ class Completeness:
         settings = context.config.compare
         masked = [_mask_values(s, settings) for s in sentences]
         for point in key_points:
-            if _lexically_covered(point, final.text or ""):
+            if _lexically_covered(point, said, settings):
                 covered.append((point, 0, 1.0))
                 continue
             index, similarity = context.comparator.best_match(_mask_values(point, settings), masked)

@@ -141,6 +141,15 @@ class Evidence:
         tolerance = max(settings.number_abs_tol, settings.number_rel_tol * abs(number))
         return self.derivation(number, tolerance) is not None
 
+    def states(self, value: StatedValue, settings: CompareSettings) -> bool:
+        """The value itself was said (no derivation, no slack): for coverage checks."""
+        if value.kind == "number":
+            return near_any(self.numbers, float(value.value), settings)  # type: ignore[arg-type]
+        if value.kind in ("date", "period"):
+            s, e = day_range(value)
+            return any(es <= s and e <= ee for es, ee, _ in self.dates)
+        return str(value.value) in self.ids or value.raw.lower() in self.text
+
     def derivation(self, number: float, tolerance: float) -> str | None:
         """How ``number`` follows from seen numbers, if it does (``152 + 103``)."""
         pool = sorted(set(self.numbers))
