@@ -25,6 +25,18 @@ class ToolCallRequest:
     arguments: Any
     arguments_raw: str | None = None
 
+    @classmethod
+    def parse(cls, call_id: Any, name: Any, raw_arguments: Any) -> ToolCallRequest:
+        """From the dialect's fields; arguments may be a JSON string or structured."""
+        return cls(
+            call_id=str(call_id) if call_id else None,
+            name=str(name or ""),
+            arguments=parse_jsonish(raw_arguments),
+            arguments_raw=raw_arguments
+            if isinstance(raw_arguments, str)
+            else as_text(raw_arguments),
+        )
+
 
 @dataclass(slots=True)
 class ModelCall:

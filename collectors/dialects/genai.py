@@ -53,14 +53,7 @@ def output_of(value: Any) -> tuple[str | None, list[ToolCallRequest]]:
         for part in message.get("parts") or []:
             if isinstance(part, dict) and part.get("type") == "tool_call":
                 raw = part.get("arguments")
-                calls.append(
-                    ToolCallRequest(
-                        call_id=part.get("id"),
-                        name=str(part.get("name", "")),
-                        arguments=parse_jsonish(raw),
-                        arguments_raw=raw if isinstance(raw, str) else as_text(raw),
-                    )
-                )
+                calls.append(ToolCallRequest.parse(part.get("id"), part.get("name"), raw))
     return ("\n".join(texts) or None), calls
 
 

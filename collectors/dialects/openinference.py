@@ -50,14 +50,7 @@ def _tool_calls(message: dict[str, Any]) -> list[ToolCallRequest]:
         call = item.get("tool_call", item) if isinstance(item, dict) else {}
         function = call.get("function") or {}
         raw = function.get("arguments")
-        calls.append(
-            ToolCallRequest(
-                call_id=call.get("id"),
-                name=str(function.get("name", "")),
-                arguments=parse_jsonish(raw),
-                arguments_raw=raw if isinstance(raw, str) else as_text(raw),
-            )
-        )
+        calls.append(ToolCallRequest.parse(call.get("id"), function.get("name"), raw))
     return calls
 
 
@@ -74,12 +67,7 @@ def _items_output(value: Any) -> tuple[str | None, list[ToolCallRequest]]:
         if item.get("type") == "function_call":
             raw = item.get("arguments")
             calls.append(
-                ToolCallRequest(
-                    call_id=item.get("call_id") or item.get("id"),
-                    name=str(item.get("name", "")),
-                    arguments=parse_jsonish(raw),
-                    arguments_raw=raw if isinstance(raw, str) else as_text(raw),
-                )
+                ToolCallRequest.parse(item.get("call_id") or item.get("id"), item.get("name"), raw)
             )
         elif item.get("type") == "message":
             for part in item.get("content") or []:

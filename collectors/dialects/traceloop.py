@@ -28,12 +28,7 @@ def _model_call(span: SpanRecord) -> ModelCall:
     completions = [c for c in unflatten(attributes, "gen_ai.completion.") if isinstance(c, dict)]
     texts = [str(c["content"]) for c in completions if c.get("content")]
     calls = [
-        ToolCallRequest(
-            call_id=call.get("id"),
-            name=str(call.get("name", "")),
-            arguments=parse_jsonish(call.get("arguments")),
-            arguments_raw=as_text(call.get("arguments")),
-        )
+        ToolCallRequest.parse(call.get("id"), call.get("name"), call.get("arguments"))
         for c in completions
         for call in c.get("tool_calls") or []
         if isinstance(call, dict)
