@@ -68,19 +68,23 @@ def _why(explanation: str, limit: int = 140) -> str:
 
 def ranking_table(report: AuditReport) -> Table:
     table = Table(title="root causes, ranked by sessions hit", title_justify="left")
-    for column in ("#", "sessions", "metric", "kind", "name", "category", "example"):
-        table.add_column(column, overflow="fold", no_wrap=column in ("#", "sessions", "metric"))
+    table.add_column("#", no_wrap=True)
+    table.add_column("sessions", no_wrap=True)
+    table.add_column("failed metric", overflow="fold")
+    table.add_column("where (turn kind, name) · e.g.", overflow="fold")
+    table.add_column("category", overflow="fold")
     total = len(report.sessions)
     for position, item in enumerate(report.ranking, start=1):
-        example = item.examples[0] if item.examples else {}
+        where = Text(f"{item.kind} {item.name}")
+        if item.examples:
+            example = item.examples[0]
+            where.append(f"\n{example['turn_id']} of {example['session_id']}", style="dim")
         table.add_row(
             str(position),
             f"{item.sessions} of {total}",
             item.metric,
-            item.kind,
-            item.name,
+            where,
             item.category or "-",
-            f"{example.get('session_id', '')} {example.get('turn_id', '')}",
         )
     return table
 
