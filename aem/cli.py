@@ -41,6 +41,10 @@ def audit(
     json_: Annotated[bool, typer.Option("--json", help="print the JSON report to stdout")] = False,
     out: Annotated[Path | None, typer.Option(help="also write the JSON report here")] = None,
     summary: Annotated[bool, typer.Option(help="only the ranking, no per-session tables")] = False,
+    progress: Annotated[
+        bool | None,
+        typer.Option("--progress/--no-progress", help="progress bar (default: on a terminal)"),
+    ] = None,
 ) -> None:
     """Evaluate every session in OTLP trace files; print turns, labels and root causes."""
     err = Console(stderr=True)
@@ -54,7 +58,9 @@ def audit(
     except (CasesError, ValueError, OSError) as exc:
         err.print(f"[red]error:[/] {exc}")
         raise typer.Exit(EXIT_BAD_INPUT) from exc
-    show_progress = sys.stderr.isatty() and not json_
+    show_progress = progress if progress is not None else sys.stderr.isatty() and not json_
+    if show_progress:
+        err = Console(stderr=True, force_terminal=True)
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -62,7 +68,7 @@ def audit(
         TimeElapsedColumn(),
         console=err,
         disable=not show_progress,
-        transient=True,
+        transient=False,
     ) as bar:
         task = bar.add_task("reading", total=None)
 
@@ -74,6 +80,7 @@ def audit(
         report = audit_paths(
             paths, cases=case_map, config=settings, progress=AuditProgress(on_file_start=on_file)
         )
+        bar.update(task, completed=bar.tasks[0].total or 0, description="read")
     if out is not None:
         out.write_text(report.model_dump_json(indent=2), encoding="utf-8")
     if json_:

@@ -80,3 +80,15 @@ def test_memory_of_closed_sessions_is_bounded() -> None:
     assert len(assembler.pop_complete(300)) == 1  # pushes the weather session out of memory
     assembler.add(spans[0], 301)
     assert assembler.late_spans == 1 and assembler.open_sessions == 1  # now a new session
+
+
+def test_progress_bar_counts_the_files(tmp_path: Path) -> None:
+    lines = _copies(3)
+    per_file = len(WEATHER)
+    for n in range(3):
+        part = lines[n * per_file : (n + 1) * per_file]
+        (tmp_path / f"part{n}.otlp.jsonl").write_text("\n".join(part))
+    result = CliRunner().invoke(app, ["audit", str(tmp_path), "--json", "--progress"])
+    assert result.exit_code == 0
+    assert "3/3" in result.stderr and "read" in result.stderr
+    assert len(json.loads(result.stdout)["sessions"]) == 3
