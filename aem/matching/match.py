@@ -64,12 +64,10 @@ def match_tool_calls(
     judge = ArgumentJudge(comparator or default_comparator(), settings)
     allow_extra = settings.allow_extra_arguments
     calls: list[tuple[str, Mapping[str, Any]]] = []
-    rules: list[CallRules] = []
     by_name: dict[str, tuple[list[int], list[int]]] = {}
     for i, call in enumerate(expected):
         name, arguments = _expected_call(call)
         calls.append((name, arguments))
-        rules.append(CallRules(arguments))
         block = by_name.get(name)
         if block is None:
             by_name[name] = ([i], [])
@@ -80,9 +78,17 @@ def match_tool_calls(
         if block is not None:
             block[1].append(j)
     args = [_arguments(call) for call in actual]
+    # Rules are compiled only for calls that are not simply equal (most are).
+    rules: list[CallRules | None] = [None] * len(calls)
+
+    def rule_of(i: int) -> CallRules:
+        rule = rules[i]
+        if rule is None:
+            rule = rules[i] = CallRules(calls[i][1])
+        return rule
 
     def mismatches(i: int, j: int) -> list[ArgumentMismatch]:
-        return argument_mismatches(rules[i], args[j], judge, allow_extra)
+        return argument_mismatches(rule_of(i), args[j], judge, allow_extra)
 
     pairs: list[MatchedPair] = []
     missing: list[int] = []
@@ -91,16 +97,14 @@ def match_tool_calls(
         if not act_idx:
             missing.extend(exp_idx)
             continue
-        found: list[tuple[int, int, list[ArgumentMismatch]]]
         if len(exp_idx) == 1 and len(act_idx) == 1:  # the common case: one call per tool
             i, j = exp_idx[0], act_idx[0]
-            rule, given = rules[i], args[j]
-            if not rule.special and given == rule.plain:
-                found = [(i, j, [])]  # exactly right: skip the per-argument walk
-            else:
-                found = [(i, j, argument_mismatches(rule, given, judge, allow_extra))]
-        else:
-            found = assign_block(exp_idx, act_idx, mismatches, settings.argument_mismatch_cost)
+            # Exactly equal skips rule compilation and the per-argument walk.
+            bad = [] if args[j] == calls[i][1] else mismatches(i, j)
+            pairs.append(MatchedPair(i, j, not bad, bad))
+            paired_actual[i] = j
+            continue
+        found = assign_block(exp_idx, act_idx, mismatches, settings.argument_mismatch_cost)
         for i, j, bad in found:
             pairs.append(MatchedPair(i, j, not bad, bad))
             paired_actual[i] = j
