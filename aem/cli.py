@@ -131,6 +131,31 @@ def calibrate(
     render_calibration(result, Console())
 
 
+@app.command()
+def diff(
+    before: Annotated[Path, typer.Argument(help="JSON report of the earlier run")],
+    after: Annotated[Path, typer.Argument(help="JSON report of the later run")],
+    json_: Annotated[bool, typer.Option("--json", help="print the diff as JSON")] = False,
+) -> None:
+    """Compare two runs: root causes that disappeared or appeared, flagged turns gone.
+
+    Exit code 1 when a root cause appeared or a session started failing, else 0.
+    """
+    from aem.diff import diff_runs, load_report
+    from aem.report.terminal import render_diff
+
+    try:
+        result = diff_runs(load_report(before), load_report(after))
+    except (OSError, ValueError) as exc:
+        Console(stderr=True).print(f"[red]error:[/] {exc}")
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    if json_:
+        sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+    else:
+        render_diff(result, Console())
+    raise typer.Exit(1 if result.appeared or result.sessions_broken else 0)
+
+
 def main() -> None:
     app()
 

@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from aem.diff import RunDiff
 from aem.model import AuditReport, Label, Outcome, SessionReport
 
 _LABEL_STYLE = {
@@ -111,3 +112,26 @@ def render(report: AuditReport, console: Console, *, sessions: bool = True) -> N
         ]
         for issue in shown:
             console.print(f"  [dim]{issue.where() or '-'}[/] {issue.kind}: {issue.message}")
+
+
+def render_diff(result: RunDiff, console: Console) -> None:
+    table = Table(title="root causes, before → after (sessions hit)", title_justify="left")
+    table.add_column("change", no_wrap=True)
+    table.add_column("signature", overflow="fold")
+    table.add_column("before", justify="right")
+    table.add_column("after", justify="right")
+    for kind, style, items in (
+        ("gone", "green", result.disappeared),
+        ("new", "bold red", result.appeared),
+        ("changed", "yellow", result.changed),
+    ):
+        for item in items:
+            table.add_row(
+                Text(kind, style=style), item.signature, str(item.before), str(item.after)
+            )
+    console.print(table)
+    before, after = result.flagged_turns_before, result.flagged_turns_after
+    gone = f" ({before - after} went away)" if before > after else ""
+    console.print(f"flagged turns: {before} → {after}{gone}")
+    fixed, broken = len(result.sessions_fixed), len(result.sessions_broken)
+    console.print(f"sessions fixed: {fixed}; newly failing: {broken}")
