@@ -6,7 +6,7 @@ all call it, so a verdict is the same whichever way the spans arrived.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from aem.cases import Case
@@ -159,6 +159,3 @@ def build_report(
         sessions_with_root_cause=sum(1 for r in sessions if r.root_causes),
         spans_read=spans_read,
     )
-
-
-ProgressCallback = Callable[[int], None]

@@ -26,6 +26,7 @@ from collectors.dialects.base import (
     ToolCallRequest,
     ToolRun,
     as_text,
+    parse_jsonish,
 )
 
 _ROOT_CONTEXT = "root"
@@ -465,8 +466,6 @@ def _fill_langgraph_tool_context(runs: list[ToolRun], spans: dict[str, SpanRecor
         parent = spans.get(run.span.parent_span_id or "")
         if parent is None:
             continue
-        from collectors.dialects.base import parse_jsonish
-
         payload = parse_jsonish(parent.attributes.get("input.value"))
         call = payload.get("tool_call") if isinstance(payload, dict) else None
         if isinstance(call, dict) and call.get("name") == run.name:
