@@ -21,7 +21,7 @@ from pathlib import Path
 import orjson
 
 from aem.sinks.base import Sink
-from aem.sinks.records import OutboxItem
+from aem.sinks.records import KEY_SEPARATOR, OutboxItem
 
 log = logging.getLogger("aem.sinks.outbox")
 
@@ -40,6 +40,8 @@ CREATE TABLE IF NOT EXISTS outbox (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (sink, next_attempt)
     WHERE delivered_at IS NULL;
+CREATE INDEX IF NOT EXISTS outbox_delivered ON outbox (delivered_at)
+    WHERE delivered_at IS NOT NULL;
 """
 
 
@@ -66,6 +68,48 @@ def enqueue(
         rows,
     )
     return conn.total_changes - before
+
+
+def prune_delivered(conn: sqlite3.Connection, before: float, limit: int) -> int:
+    """Delete at most ``limit`` rows delivered before ``before``; undelivered rows never.
+
+    Returns how many rows went. The caller owns the transaction (and keeps it short).
+    """
+    cur = conn.execute(
+        "DELETE FROM outbox WHERE (sink, key) IN (SELECT sink, key FROM outbox "
+        "WHERE delivered_at IS NOT NULL AND delivered_at < ? ORDER BY delivered_at LIMIT ?)",
+        (before, limit),
+    )
+    return cur.rowcount
+
+
+def sinks_in(conn: sqlite3.Connection) -> list[str]:
+    """Every sink that has rows, found by walking the primary key (one probe per sink)."""
+    sinks: list[str] = []
+    row = conn.execute("SELECT min(sink) FROM outbox").fetchone()
+    while row is not None and row[0] is not None:
+        sinks.append(row[0])
+        row = conn.execute("SELECT min(sink) FROM outbox WHERE sink > ?", (row[0],)).fetchone()
+    return sinks
+
+
+def holds_session(conn: sqlite3.Connection, sinks: Sequence[str], session_id: str) -> bool:
+    """Whether any row (delivered or not) of ``session_id`` is still in the outbox.
+
+    Keys start with the session id and ``KEY_SEPARATOR`` (``records.item_key``), so this is
+    one primary-key range probe per sink. A session id that itself contains the separator
+    can only make the answer a conservative "yes".
+    """
+    low = session_id + KEY_SEPARATOR
+    high = session_id + chr(ord(KEY_SEPARATOR) + 1)  # every key with the prefix is below
+    return any(
+        conn.execute(
+            "SELECT 1 FROM outbox WHERE sink = ? AND key >= ? AND key < ? LIMIT 1",
+            (sink, low, high),
+        ).fetchone()
+        is not None
+        for sink in sinks
+    )
 
 
 @dataclass(frozen=True)

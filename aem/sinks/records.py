@@ -29,8 +29,12 @@ class OutboxItem:
     payload: dict[str, Any]
 
 
+# Between the parts of a key: a control character that ids and metric names do not use.
+KEY_SEPARATOR = "\x1f"
+
+
 def item_key(session_id: str, turn_id: str, metric: str) -> str:
-    return f"{session_id}\x1f{turn_id}\x1f{metric}"
+    return KEY_SEPARATOR.join((session_id, turn_id, metric))
 
 
 def verdict_items(report: SessionReport, *, completed_at: float) -> list[OutboxItem]:

@@ -80,6 +80,15 @@ class ServeMetrics:
         self.verdicts_delivered = Counter(
             "aem_verdicts_delivered", "verdict items accepted downstream", ["sink"], registry=r
         )
+        self.spool_pruned = Counter(
+            "aem_spool_pruned",
+            "spool rows deleted after retention_seconds, by table (outbox: delivered "
+            "verdicts; done_sessions, done_traces: marks of evaluated sessions)",
+            ["table"],
+            registry=r,
+        )
+        for table in ("outbox", "done_sessions", "done_traces"):
+            self.spool_pruned.labels(table)  # shown as 0 before the first prune
         self.evaluation_seconds = Histogram(
             "aem_evaluation_seconds", "time to evaluate one session", registry=r
         )
@@ -99,6 +108,11 @@ class ServeMetrics:
         self.verdicts_delivered.labels(sink).inc(len(delays))
         for delay in delays:
             self.delivery_delay.labels(sink).observe(delay)
+
+    def on_pruned(self, rows: dict[str, int]) -> None:
+        for table, n in rows.items():
+            if n:
+                self.spool_pruned.labels(table).inc(n)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

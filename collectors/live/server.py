@@ -1,10 +1,10 @@
 """The ``aem serve`` runtime: start the parts in order, stop them in the reverse order.
 
 Start: spool → outbox workers → replay the spool into the assembler (sessions open at a
-crash come back) → pipeline threads → receivers → ready. Stop (SIGTERM): refuse new
-requests → stop receivers → assemble what was acknowledged → evaluate open sessions →
-flush the outbox → close the spool. Every step is bounded by ``drain_timeout_seconds``;
-anything not finished stays in the spool/outbox for the next start.
+crash come back) → pipeline threads → pruner → receivers → ready. Stop (SIGTERM): refuse
+new requests → stop receivers → assemble what was acknowledged → evaluate open sessions →
+flush the outbox → stop the pruner → close the spool. Every step is bounded by
+``drain_timeout_seconds``; anything not finished stays in the spool/outbox for the next start.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from collectors.live.ops import ServeMetrics
 from collectors.live.pipeline import Pipeline, PipelineLimits
 from collectors.live.queues import SpanQueue
 from collectors.live.settings import ServeSettings
-from collectors.live.spool import Spool
+from collectors.live.spool import Pruner, Spool
 
 log = logging.getLogger("collectors.live.server")
 
@@ -114,6 +114,12 @@ class LiveServer:
             poll_seconds=settings.delivery_poll_seconds,
             on_delivered=self.metrics.on_delivered,
         )
+        self.pruner = Pruner(
+            settings.spool_path,
+            retention_seconds=settings.retention_seconds,
+            interval_seconds=settings.retention_prune_interval_seconds,
+            on_pruned=self.metrics.on_pruned,
+        )
         self.queue = SpanQueue(settings.ingest_queue_spans)
         self.intake = Intake(self.spool, self.queue, self.metrics, settings.retry_after_seconds)
         self.pipeline = Pipeline(
@@ -158,6 +164,7 @@ class LiveServer:
                 extra={"spans": replayed, "sessions": self.pipeline.assembler.open_sessions},
             )
         self.pipeline.start()
+        self.pruner.start()
         s = self.settings
         if s.grpc_port != -1:
             from collectors.live.grpc_receiver import start_grpc
@@ -194,6 +201,7 @@ class LiveServer:
             timeout=max(0.0, deadline - time.monotonic()),
         )
         flushed = self.outbox.flush(max(0.0, deadline - time.monotonic()))
+        self.pruner.stop()
         self.outbox.close()
         self.spool.close()
         log.info("stopped", extra={"evaluations_finished": finished, "outbox_flushed": flushed})

@@ -69,6 +69,17 @@ class ServeSettings(BaseModel):
     spool_commit_batch: int = Field(
         64, ge=1, description="most requests one spool transaction groups (group commit)"
     )
+    retention_seconds: float = Field(
+        86_400.0,
+        gt=0,
+        description="how long delivered verdicts and the marks of evaluated sessions and "
+        "traces stay in the spool; within it a span of an evaluated session is recognised as "
+        "late (also after a restart), after it the rows are pruned. Undelivered verdicts, and "
+        "the marks of sessions that still have some, are never pruned",
+    )
+    retention_prune_interval_seconds: float = Field(
+        60.0, gt=0, description="how often the pruner thread looks for rows past retention"
+    )
 
     # --- sessions in flight ----------------------------------------------------------
     session_idle_seconds: float = Field(
@@ -131,4 +142,9 @@ class ServeSettings(BaseModel):
             raise ValueError("max_decompressed_bytes must be >= max_request_bytes")
         if self.delivery_retry_max_seconds < self.delivery_retry_initial_seconds:
             raise ValueError("delivery_retry_max_seconds < delivery_retry_initial_seconds")
+        if self.retention_prune_interval_seconds > self.retention_seconds:
+            raise ValueError(
+                "retention_prune_interval_seconds > retention_seconds: rows would outlive "
+                "the retention by more than the retention itself"
+            )
         return self

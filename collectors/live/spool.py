@@ -11,6 +11,13 @@ A session's life in the file: its spans are rows of ``spans`` until it is evalua
 one transaction deletes them, records the session and its traces as done, and enqueues
 its verdicts in the outbox. After a crash either all of that happened or none did, so a
 session is evaluated exactly once and its verdicts are never lost.
+
+Retention (:class:`Pruner`): the marks and delivered verdicts would otherwise grow the file
+forever. A delivered outbox row goes ``retention_seconds`` after its delivery; a session's
+marks (``done_sessions`` and its ``done_traces``) go ``retention_seconds`` after its
+evaluation, and only once none of its outbox rows is left — so an undelivered verdict is
+never deleted, and while a session's verdicts exist its marks do, which is what keeps a
+late span (or a replay after a restart) from evaluating the session a second time.
 """
 
 from __future__ import annotations
@@ -46,11 +53,15 @@ CREATE TABLE IF NOT EXISTS done_sessions (
     spans INTEGER NOT NULL,
     cut INTEGER NOT NULL
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS done_sessions_evaluated ON done_sessions (evaluated_at);
 CREATE TABLE IF NOT EXISTS done_traces (
     trace_id TEXT PRIMARY KEY,
     session_id TEXT NOT NULL
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS done_traces_session ON done_traces (session_id);
 """
+
+PRUNE_BATCH = 500  # rows per prune transaction: the spool writer waits at most this long
 
 Op = Callable[[sqlite3.Connection], Any]
 
@@ -229,8 +240,8 @@ class Spool:
     def counts(self) -> dict[str, int]:
         def op(conn: sqlite3.Connection) -> dict[str, int]:
             return {
-                "spans": conn.execute("SELECT count(*) FROM spans").fetchone()[0],
-                "done_sessions": conn.execute("SELECT count(*) FROM done_sessions").fetchone()[0],
+                table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                for table in ("spans", "done_sessions", "done_traces", "outbox")
             }
 
         result: dict[str, int] = self._submit(op).result()
@@ -243,3 +254,90 @@ class Spool:
         self._ops.put(None)
         self._thread.join(timeout=30)
         self._conn.close()
+
+
+class Pruner:
+    """Deletes what retention no longer needs, in its own thread and on its own connection.
+
+    Off the receive path: reads never block the spool writer (WAL), and every delete is a
+    short transaction of at most ``batch`` rows, so a receiver waits for one such batch at
+    worst. ``on_pruned`` gets the rows deleted per table after each pass.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        retention_seconds: float,
+        interval_seconds: float,
+        on_pruned: Callable[[dict[str, int]], None] | None = None,
+        batch: int = PRUNE_BATCH,
+    ) -> None:
+        self._path = Path(path)
+        self._retention = retention_seconds
+        self._interval = interval_seconds
+        self._on_pruned = on_pruned
+        self._batch = batch
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="spool-pruner", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        conn = outbox.connect(self._path)
+        try:
+            while not self._stop.is_set():
+                try:
+                    pruned = self.prune_once(conn, time.time() - self._retention)
+                except sqlite3.Error:
+                    # A busy or failing file must not end the thread; the next pass retries.
+                    log.exception("spool prune failed")
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                else:
+                    if any(pruned.values()):
+                        log.info("spool pruned", extra=pruned)
+                    if self._on_pruned is not None:
+                        self._on_pruned(pruned)
+                self._stop.wait(self._interval)
+        finally:
+            conn.close()
+
+    def prune_once(self, conn: sqlite3.Connection, before: float) -> dict[str, int]:
+        """One pass: delivered outbox rows, then marks, of everything older than ``before``."""
+        pruned = {"outbox": 0, "done_sessions": 0, "done_traces": 0}
+        while not self._stop.is_set():
+            conn.execute("BEGIN IMMEDIATE")
+            n = outbox.prune_delivered(conn, before, self._batch)
+            conn.execute("COMMIT")
+            pruned["outbox"] += n
+            if n < self._batch:
+                break
+        last: tuple[float, str] = (float("-inf"), "")
+        while not self._stop.is_set():
+            page = conn.execute(
+                "SELECT evaluated_at, session_id FROM done_sessions "
+                "WHERE evaluated_at < ? AND (evaluated_at, session_id) > (?, ?) "
+                "ORDER BY evaluated_at, session_id LIMIT ?",
+                (before, *last, self._batch),
+            ).fetchall()
+            if not page:
+                break
+            last = page[-1]
+            conn.execute("BEGIN IMMEDIATE")
+            # Checked inside the write transaction, so no outbox row can appear meanwhile.
+            sinks = outbox.sinks_in(conn)
+            gone = [(sid,) for _, sid in page if not outbox.holds_session(conn, sinks, sid)]
+            before_changes = conn.total_changes
+            conn.executemany("DELETE FROM done_traces WHERE session_id = ?", gone)
+            pruned["done_traces"] += conn.total_changes - before_changes
+            conn.executemany("DELETE FROM done_sessions WHERE session_id = ?", gone)
+            conn.execute("COMMIT")
+            pruned["done_sessions"] += len(gone)
+        return pruned

@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -151,6 +152,19 @@ def send(
     result: dict = json.loads(out.stdout.strip().splitlines()[-1])
     result["returncode"] = out.returncode
     return result
+
+
+def metric(base_url: str, sample: str, verify: Any = True, **labels: str) -> float:
+    """One sample of the server's ``/metrics`` (0.0 when it is not there yet)."""
+    import httpx
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = httpx.get(f"{base_url}/metrics", verify=verify, timeout=10).text
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            if s.name == sample and s.labels == labels:
+                return float(s.value)
+    return 0.0
 
 
 def wait_for(predicate, timeout: float = 60.0, interval: float = 0.1, what: str = "condition"):

@@ -43,3 +43,11 @@ def test_inflate_is_bounded() -> None:
     with pytest.raises(HttpError) as truncated:
         inflate(gzip.compress(b"abc" * 1000)[:20], 10_000)
     assert truncated.value.status == 400
+
+
+def test_retention_is_positive_and_pruned_more_often_than_it_lasts() -> None:
+    assert ServeSettings().retention_seconds == 86_400
+    with pytest.raises(ValidationError, match="greater than 0"):
+        ServeSettings(retention_seconds=0)
+    with pytest.raises(ValidationError, match="retention_prune_interval_seconds"):
+        ServeSettings(retention_seconds=30, retention_prune_interval_seconds=60)
