@@ -151,6 +151,7 @@ def send(
     assert out.stdout, out.stderr
     result: dict = json.loads(out.stdout.strip().splitlines()[-1])
     result["returncode"] = out.returncode
+    result["stderr"] = out.stderr[-5000:]  # the exporter logs why an export failed
     return result
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -66,6 +67,7 @@ def main() -> int:
     parser.add_argument("--protocol", choices=["grpc", "http"], default="grpc")
     parser.add_argument("--endpoint", required=True)
     parser.add_argument("--token", default=None)
+    parser.add_argument("--ca-file", default=None, help="PEM CA: speak TLS, trust this CA")
     parser.add_argument("--timeout", type=float, default=30.0)
     parser.add_argument("--repeat", type=int, default=1, help="send the files this many times")
     parser.add_argument("files", nargs="+")
@@ -75,15 +77,34 @@ def main() -> int:
     if args.protocol == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 
+        credentials = None
+        if args.ca_file:
+            import grpc
+
+            credentials = grpc.ssl_channel_credentials(Path(args.ca_file).read_bytes())
         exporter = OTLPSpanExporter(
-            endpoint=args.endpoint, insecure=True, headers=headers, timeout=args.timeout
+            endpoint=args.endpoint,
+            insecure=credentials is None,
+            credentials=credentials,
+            headers=headers,
+            timeout=args.timeout,
         )
     else:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
             OTLPSpanExporter as HttpExporter,
         )
 
-        exporter = HttpExporter(endpoint=args.endpoint, headers=headers, timeout=args.timeout)
+        if args.ca_file:
+            # requests lets these override the session's CA, i.e. the exporter's
+            # certificate_file (psf/requests#3829): the CA asked for must win.
+            os.environ.pop("REQUESTS_CA_BUNDLE", None)
+            os.environ.pop("CURL_CA_BUNDLE", None)
+        exporter = HttpExporter(
+            endpoint=args.endpoint,
+            certificate_file=args.ca_file,
+            headers=headers,
+            timeout=args.timeout,
+        )
     batches = read_lines(args.files)
     exported = failed = 0
     for _ in range(args.repeat):
