@@ -72,7 +72,6 @@ class AemConfig(BaseModel):
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     taxonomy: list[TaxonomyRule] = Field(default_factory=list)
     assembly: AssemblySettings = Field(default_factory=AssemblySettings)
-    extra: dict[str, Any] = Field(default_factory=dict)
 
 
 def _set_dotted(data: dict[str, Any], dotted: str, raw: str) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 REPORT_VERSION = "1.0"
 
@@ -96,8 +96,6 @@ class TurnKind(StrEnum):
 
 class ToolCall(BaseModel):
     """A tool call as the agent made it and as the tool answered it."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     call_id: str | None = None
     name: str

@@ -347,7 +347,7 @@ def build_session(
                     for d in observed.documents
                 ],
             )
-    _mark_returns(turns, contexts, by_id)
+    _mark_returns(turns, contexts)
     user_inputs = next((mc.user_texts for mc in model_calls if mc.user_texts), [])
     if not user_inputs and model_calls:
         user_inputs = genai.user_texts(model_calls[0].input_text)
@@ -401,9 +401,7 @@ def _delegating_span(
     return context.agent_span.span_id
 
 
-def _mark_returns(
-    turns: list[Turn], contexts: dict[str, _Context], spans: dict[str, SpanRecord]
-) -> None:
+def _mark_returns(turns: list[Turn], contexts: dict[str, _Context]) -> None:
     """The last answer of each sub-agent flows back to the context that started it."""
     last_answer: dict[str, Turn] = {}
     parents: dict[str, str | None] = {c.key: c.parent_key for c in contexts.values()}
