@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from aem.cases import Case
 from aem.config import AemConfig
 from aem.evaluate import Evaluator, build_report
-from aem.model import AuditReport, InputIssue, Session, SessionReport
+from aem.model import AuditReport, ClosedSession, InputIssue, SessionReport
 from collectors.assembler import SessionAssembler
 from collectors.readers import expand_paths, read_batches
 
@@ -43,7 +43,7 @@ def audit_paths(
     assembler = SessionAssembler(idle=config.assembly.idle_spans, on_issue=issues.append)
     reports: list[SessionReport] = []
 
-    def evaluate_all(sessions: list[Session]) -> None:
+    def evaluate_all(sessions: list[ClosedSession]) -> None:
         for session in sessions:
             report = evaluator.evaluate(session)
             reports.append(report)

@@ -16,6 +16,7 @@ from aem.metrics.base import Metric, MetricContext
 from aem.metrics.registry import resolve_metrics
 from aem.model import (
     AuditReport,
+    ClosedSession,
     InputIssue,
     Label,
     MetricResult,
@@ -51,7 +52,16 @@ class Evaluator:
             self._comparator = SemanticComparator(self.config.compare)
         return self._comparator
 
-    def evaluate(self, session: Session) -> SessionReport:
+    def build(self, closed: ClosedSession) -> Session:
+        """Turns and link keys from a closed session's spans (dialects mapped here)."""
+        from collectors.sessions import build_session
+
+        return build_session(closed)
+
+    def evaluate(self, session: ClosedSession | Session) -> SessionReport:
+        """Build (when given a closed session), score every turn, propagate, report."""
+        if isinstance(session, ClosedSession):
+            session = self.build(session)
         graph = session.graph if session.graph is not None else attach_graph(session)
         case = self.cases.get(session.session_id)
         context = MetricContext(

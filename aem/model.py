@@ -241,6 +241,26 @@ class AuditReport(BaseModel):
     peak_open_sessions: int = 0
 
 
+@dataclass(slots=True)
+class ClosedSession:
+    """The spans of one session once the assembler decided it is complete.
+
+    What every path hands to :class:`aem.evaluate.Evaluator`: audit and serve assemble
+    the same way and leave turn building to the evaluator, so a verdict cannot depend on
+    how the spans arrived.
+    """
+
+    session_id: str
+    session_key: str
+    fallback: bool
+    spans: list[SpanRecord]
+    cut: bool = False
+
+    @property
+    def trace_ids(self) -> list[str]:
+        return sorted({s.trace_id for s in self.spans})
+
+
 @dataclass
 class Session:
     """An assembled agent session: its spans, its turns, and what went wrong reading it.

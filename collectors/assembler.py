@@ -18,8 +18,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from aem.model import InputIssue, Session, SpanRecord
-from collectors.sessions import build_session
+from aem.model import ClosedSession, InputIssue, SpanRecord
 
 SESSION_KEYS = (
     "gen_ai.conversation.id",
@@ -74,13 +73,11 @@ class SessionAssembler:
         max_lifetime: float | None = None,
         on_issue: Callable[[InputIssue], None] | None = None,
         *,
-        build: bool = True,
         remember_closed: int = 100_000,
     ) -> None:
         self.idle = idle
         self.max_lifetime = max_lifetime
         self.on_issue = on_issue
-        self.build = build
         self._traces: dict[str, _Trace] = {}
         # Ids of evaluated sessions/traces, to tell late spans from new sessions; bounded so
         # a long-running server does not grow without limit (oldest forgotten first).
@@ -149,9 +146,9 @@ class SessionAssembler:
             groups.setdefault(trace.session_id, []).append(trace)
         return groups
 
-    def pop_complete(self, now: float) -> list[Session]:
+    def pop_complete(self, now: float) -> list[ClosedSession]:
         """Sessions that are complete at ``now``; they leave the assembler."""
-        done: list[Session] = []
+        done: list[ClosedSession] = []
         for session_id, traces in self._group().items():
             last = max(t.last_seen for t in traces)
             first = min(t.first_seen for t in traces)
@@ -161,11 +158,11 @@ class SessionAssembler:
                 done.append(self._close(session_id, traces, cut=cut and not complete))
         return done
 
-    def drain(self) -> list[Session]:
+    def drain(self) -> list[ClosedSession]:
         """Every session still open (end of input, or shutdown)."""
         return [self._close(sid, traces, cut=False) for sid, traces in self._group().items()]
 
-    def _close(self, session_id: str, traces: list[_Trace], *, cut: bool) -> Session:
+    def _close(self, session_id: str, traces: list[_Trace], *, cut: bool) -> ClosedSession:
         for trace in traces:
             del self._traces[trace.trace_id]
             self._remember(self._closed_traces, trace.trace_id)
@@ -175,6 +172,4 @@ class SessionAssembler:
         spans = [
             span for trace in sorted(traces, key=lambda t: t.first_seen) for span in trace.spans
         ]
-        if not self.build:
-            return Session(session_id, key_name, not keys, spans, cut=cut)
-        return build_session(session_id, key_name, fallback=not keys, spans=spans, cut=cut)
+        return ClosedSession(session_id, key_name, not keys, spans, cut=cut)

@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from aem.model import Document, InputIssue, Session, SpanRecord, ToolCall, Turn, TurnKind
+from aem.model import ClosedSession, Document, InputIssue, Session, SpanRecord, ToolCall, Turn, TurnKind
 from collectors.dialects import genai, observe, tool_definitions
 from collectors.dialects.base import (
     AgentRun,
@@ -216,15 +216,10 @@ def _output_evidence(call: ModelCall) -> list[str]:
     return evidence
 
 
-def build_session(
-    session_id: str,
-    session_key: str,
-    *,
-    fallback: bool,
-    spans: list[SpanRecord],
-    cut: bool = False,
-) -> Session:
-    """Assemble one session's turns from its spans (any mix of dialects)."""
+def build_session(closed: ClosedSession) -> Session:
+    """One closed session's turns, from its spans (any mix of dialects)."""
+    session_id, session_key = closed.session_id, closed.session_key
+    fallback, spans, cut = closed.fallback, list(closed.spans), closed.cut
     spans, issues = repair_span_tree(spans, session_id)
     spans.sort(key=lambda s: (s.start_unix_nano, s.end_unix_nano, s.span_id))
     by_id = {s.span_id: s for s in spans}

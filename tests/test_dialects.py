@@ -9,6 +9,7 @@ from aem.graph import attach_graph
 from aem.model import Session
 from collectors.assembler import SessionAssembler
 from collectors.readers import read_batches
+from collectors.sessions import build_session
 from tests.conftest import SAMPLES
 
 
@@ -18,7 +19,7 @@ def _sessions(path: Path) -> list[Session]:
         (s for batch in read_batches(str(path)) for s in batch.spans), start=1
     ):
         assembler.add(span, clock)
-    return assembler.drain()
+    return [build_session(closed) for closed in assembler.drain()]
 
 
 def _shape(session: Session) -> list[tuple]:
@@ -148,6 +149,7 @@ def test_turns_do_not_depend_on_arrival_order() -> None:
         assembler = SessionAssembler(idle=10**9)
         for clock, span in enumerate(shuffled):
             assembler.add(span, clock)
-        [session] = assembler.drain()
+        [closed] = assembler.drain()
+        session = build_session(closed)
         shapes.add(tuple((t.turn_id, t.name, tuple(t.span_ids)) for t in session.turns))
     assert len(shapes) == 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import aem
-from aem.model import SpanRecord, TurnKind
+from aem.model import ClosedSession, SpanRecord, TurnKind
 from collectors.sessions import build_session
 
 TRACE = "1" * 32
@@ -57,7 +57,7 @@ def _session(answer: str):  # type: ignore[no-untyped-def]
         ),
     })  # fmt: skip
     return build_session(
-        "kb-1", "gen_ai.conversation.id", fallback=False, spans=[root, retrieval, chat]
+        ClosedSession("kb-1", "gen_ai.conversation.id", False, [root, retrieval, chat])
     )
 
 

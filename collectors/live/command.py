@@ -53,9 +53,9 @@ def serve_command(config_path: Path | None, overrides: list[str], cases_path: Pa
         from aem.cases import load_cases
 
         cases = load_cases(cases_path)
-    evaluate, build = default_evaluator(cases, config)
+    evaluate = default_evaluator(cases, config)
     try:
-        server = LiveServer(settings, evaluate=evaluate, build=build)
+        server = LiveServer(settings, evaluate=evaluate)
         server.start()
     except OSError as exc:
         log.error("cannot start", extra={"error": str(exc)})

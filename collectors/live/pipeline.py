@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from aem.model import InputIssue, Session, SessionReport
+from aem.model import ClosedSession, InputIssue, SessionReport
 from aem.sinks.records import verdict_items
 from collectors.assembler import SessionAssembler
 from collectors.live.ops import ServeMetrics
@@ -30,12 +30,12 @@ from collectors.live.spool import Spool
 
 log = logging.getLogger("collectors.live.pipeline")
 
-Evaluate = Callable[[Session], SessionReport]
+Evaluate = Callable[[ClosedSession], SessionReport]
 
 
 @dataclass(slots=True)
 class _Complete:
-    session: Session
+    session: ClosedSession
     completed_at: float  # wall clock, for the completion → delivery delay
 
 
@@ -59,12 +59,10 @@ class Pipeline:
         limits: PipelineLimits,
         metrics: ServeMetrics,
         on_committed: Callable[[], None],
-        build: Callable[[Session], Session] | None = None,
     ) -> None:
         self._spool = spool
         self._intake = intake
         self._evaluate = evaluate
-        self._build = build
         self._limits = limits
         self._metrics = metrics
         self._on_committed = on_committed
@@ -73,7 +71,6 @@ class Pipeline:
             idle=limits.idle_seconds,
             max_lifetime=limits.max_lifetime_seconds,
             on_issue=self._issue,
-            build=build is None,
         )
         self._eval_q: queue.Queue[_Complete | None] = queue.Queue(limits.eval_queue_sessions)
         self.spans_in_flight = 0
@@ -167,7 +164,7 @@ class Pipeline:
         for _ in self._evaluators:
             self._eval_q.put(None)
 
-    def _hand_over(self, sessions: list[Session]) -> None:
+    def _hand_over(self, sessions: list[ClosedSession]) -> None:
         wall = time.time()
         for session in sessions:
             self.spans_in_flight -= len(session.spans)
@@ -198,8 +195,6 @@ class Pipeline:
         session = job.session
         started = time.perf_counter()
         try:
-            if self._build is not None:
-                session = self._build(session)
             report = self._evaluate(session)
             items = verdict_items(report, completed_at=job.completed_at)
         except Exception:

@@ -12,27 +12,24 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
 from aem.cases import Case
 from aem.config import AemConfig
-from aem.model import Session, SessionReport
 from aem.sinks.base import Sink
 from aem.sinks.jsonl import JsonlSink
 from aem.sinks.outbox import Outbox, RetryPolicy
 from collectors.live.intake import Intake
 from collectors.live.ops import ServeMetrics
-from collectors.live.pipeline import Pipeline, PipelineLimits
+from collectors.live.pipeline import Evaluate, Pipeline, PipelineLimits
 from collectors.live.queues import SpanQueue
 from collectors.live.settings import ServeSettings
 from collectors.live.spool import Pruner, Spool
 
 log = logging.getLogger("collectors.live.server")
-
-Evaluate = Callable[[Session], SessionReport]
 
 
 def build_sinks(settings: ServeSettings) -> list[Sink]:
@@ -60,28 +57,11 @@ def build_sinks(settings: ServeSettings) -> list[Sink]:
     return sinks
 
 
-def default_evaluator(
-    cases: Mapping[str, Case] | None, config: AemConfig | None
-) -> tuple[Evaluate, Callable[[Session], Session]]:
-    """The library's evaluation, and the turn building the assembler leaves to evaluators."""
+def default_evaluator(cases: Mapping[str, Case] | None, config: AemConfig | None) -> Evaluate:
+    """The library's evaluation, set up once (metrics, comparator, model) for all threads."""
     from aem.evaluate import Evaluator
-    from collectors.sessions import build_session
 
-    evaluator = Evaluator(config, cases)  # set up once: metrics, comparator, model
-
-    def evaluate(session: Session) -> SessionReport:
-        return evaluator.evaluate(session)
-
-    def build(session: Session) -> Session:
-        return build_session(
-            session.session_id,
-            session.session_key,
-            fallback=session.fallback,
-            spans=session.spans,
-            cut=session.cut,
-        )
-
-    return evaluate, build
+    return Evaluator(config, cases).evaluate
 
 
 class LiveServer:
@@ -90,7 +70,6 @@ class LiveServer:
         settings: ServeSettings,
         *,
         evaluate: Evaluate,
-        build: Callable[[Session], Session] | None = None,
         sinks: list[Sink] | None = None,
     ) -> None:
         self.settings = settings
@@ -126,7 +105,6 @@ class LiveServer:
             spool=self.spool,
             intake=self.queue,
             evaluate=evaluate,
-            build=build,
             limits=PipelineLimits(
                 idle_seconds=settings.session_idle_seconds,
                 max_lifetime_seconds=settings.session_max_lifetime_seconds,
