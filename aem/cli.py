@@ -102,7 +102,7 @@ def serve(
     cases: Annotated[Path | None, typer.Option(help="cases file (JSONL or YAML)")] = None,
 ) -> None:
     """Receive OTLP (gRPC :4317, HTTP :4318 on 127.0.0.1), evaluate finished sessions live."""
-    from collectors.live.command import serve_command
+    from aem.serve.command import serve_command
 
     raise typer.Exit(serve_command(config, set_ or [], cases))
 

@@ -36,7 +36,7 @@ def test_aem_serve_evaluates_what_it_receives(tmp_path: Path) -> None:
         "--set", "serve.http_port=0",
         "--set", f'serve.ports_file="{ports}"',
         "--set", f'serve.spool_path="{tmp_path / "spool.sqlite"}"',
-        "--set", f'serve.jsonl_path="{verdicts}"',
+        "--set", f'serve.sinks.jsonl.path="{verdicts}"',
         "--set", "serve.session_idle_seconds=0.5",
         "--cases", str(SAMPLES / "cases.jsonl"),
     ]  # fmt: skip

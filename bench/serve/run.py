@@ -119,7 +119,7 @@ def main() -> int:
         [
             sys.executable,
             "-m",
-            "collectors.live",
+            "aem.serve",
             "--grpc-port",
             "0",
             "--http-port",

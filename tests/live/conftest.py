@@ -1,4 +1,4 @@
-"""Fixtures for live-mode tests: real ``python -m collectors.live`` processes, stopped by
+"""Fixtures for live-mode tests: real ``python -m aem.serve`` processes, stopped by
 PID in finalizers, ports chosen by the OS (port 0) and read back from a ports file."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class Serve:
         cmd = [
             PY,
             "-m",
-            "collectors.live",
+            "aem.serve",
             "--grpc-port",
             "0",
             "--http-port",

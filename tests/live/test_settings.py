@@ -7,9 +7,9 @@ import gzip
 import pytest
 from pydantic import ValidationError
 
-from collectors.live.command import load_settings
-from collectors.live.http_receiver import HttpError, inflate
-from collectors.live.settings import ServeSettings
+from aem.serve.command import load_settings
+from aem.serve.http_receiver import HttpError, inflate
+from aem.serve.settings import ServeSettings
 
 
 def test_non_loopback_bind_needs_explicit_permission() -> None:

@@ -13,11 +13,24 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import orjson
+from pydantic import Field
 
-from aem.sinks.records import OutboxItem
+from aem.serve.sinks.base import SinkSettings
+from aem.serve.sinks.records import OutboxItem
+
+
+class JsonlSettings(SinkSettings):
+    path: Path = Field(description="append every verdict as a JSON line")
 
 
 class JsonlSink:
+    name = "jsonl"
+    Settings = JsonlSettings
+
+    @classmethod
+    def from_settings(cls, settings: JsonlSettings) -> JsonlSink:
+        return cls(settings.path)
+
     def __init__(self, path: Path, *, name: str = "jsonl") -> None:
         self.name = name
         self._path = Path(path)

@@ -19,12 +19,12 @@ from grpc_status import rpc_status
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
 from aem.model import SourceRef
-from collectors.live.intake import Busy, Intake
-from collectors.live.ops import ServeMetrics
-from collectors.live.settings import ServeSettings
+from aem.serve.intake import Busy, Intake
+from aem.serve.ops import ServeMetrics
+from aem.serve.settings import ServeSettings
 from collectors.otlp import decode_proto_request
 
-log = logging.getLogger("collectors.live.grpc")
+log = logging.getLogger("aem.serve.grpc")
 
 
 def _retry_status(code: int, message: str, retry_after: float) -> grpc.Status:

@@ -1,7 +1,7 @@
 """Every tunable of ``aem serve``: one pydantic model, one validation point.
 
 Why one model: the CLI, the ``[serve]`` table of the TOML config, ``--set serve.x=y``
-overrides and ``python -m collectors.live --x-y`` flags all land here, so a default and
+overrides and ``python -m aem.serve --x-y`` flags all land here, so a default and
 its check exist exactly once.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import ipaddress
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 MiB = 1024 * 1024
 
@@ -109,16 +109,11 @@ class ServeSettings(BaseModel):
     drain_timeout_seconds: float = Field(30.0, ge=0, description="shutdown budget for draining")
 
     # --- sinks -----------------------------------------------------------------------
-    otlp_endpoint: str | None = Field(
-        None, description="where evaluation events and spans go (e.g. http://127.0.0.1:4317)"
+    sinks: dict[str, Any] = Field(
+        default_factory=dict,
+        description="one table per sink, [serve.sinks.<name>], validated against that sink's "
+        "own settings (built-ins: otlp, jsonl, phoenix)",
     )
-    otlp_protocol: Literal["grpc", "http/protobuf"] = Field("grpc")
-    otlp_headers: dict[str, str] = Field(default_factory=dict)
-    otlp_timeout_seconds: float = Field(5.0, gt=0, description="one export attempt's budget")
-    jsonl_path: Path | None = Field(None, description="append every verdict as a JSON line")
-    phoenix_url: str | None = Field(None, description="Phoenix base URL for span annotations")
-    phoenix_api_key: SecretStr | None = Field(None)
-    phoenix_identifier: str = Field("aem", description="annotation identifier (upsert key)")
     delivery_batch: int = Field(256, ge=1, description="outbox rows handed to a sink at once")
     delivery_retry_initial_seconds: float = Field(0.5, gt=0)
     delivery_retry_max_seconds: float = Field(30.0, gt=0)
@@ -126,6 +121,13 @@ class ServeSettings(BaseModel):
 
     # --- operations --------------------------------------------------------------------
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO")
+
+    @field_validator("sinks")
+    @classmethod
+    def _sinks(cls, value: dict[str, Any]) -> dict[str, Any]:
+        from aem.serve.sinks.registry import validate_sink_settings
+
+        return dict(validate_sink_settings(value))
 
     @model_validator(mode="after")
     def _check(self) -> ServeSettings:

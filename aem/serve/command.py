@@ -17,10 +17,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from aem.config import _set_dotted, load_config
-from collectors.live.ops import setup_logging
-from collectors.live.settings import ServeSettings
+from aem.serve.ops import setup_logging
+from aem.serve.settings import ServeSettings
 
-log = logging.getLogger("collectors.live")
+log = logging.getLogger("aem.serve")
 
 PREFIX = "serve."
 
@@ -46,7 +46,7 @@ def serve_command(config_path: Path | None, overrides: list[str], cases_path: Pa
         print(f"aem serve: invalid configuration: {exc}", file=sys.stderr)
         return 2
     setup_logging(settings.log_level)
-    from collectors.live.server import LiveServer, default_evaluator
+    from aem.serve.server import LiveServer, default_evaluator
 
     cases = None
     if cases_path is not None:

@@ -8,9 +8,11 @@ downstream accepted and retries the rest, so nothing is sent twice by our own do
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, ClassVar, Protocol
 
-from aem.sinks.records import OutboxItem
+from pydantic import BaseModel, ConfigDict
+
+from aem.serve.sinks.records import OutboxItem
 
 
 class DeliveryError(RuntimeError):
@@ -29,3 +31,25 @@ class Sink(Protocol):
     def close(self) -> None:
         """Release connections; called once at shutdown after the last delivery."""
         ...
+
+
+class SinkSettings(BaseModel):
+    """Base of every sink's settings: a typo in ``[serve.sinks.<name>]`` is an error."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class SinkType(Protocol):
+    """What an ``aem.sinks`` entry point names: a sink class that owns its settings.
+
+    Why the class carries its settings model: adding a sink is then one module and one
+    registration line; ``[serve.sinks.<name>]`` is validated against ``Settings`` and
+    ``python -m aem.serve`` grows a ``--<name>-<field>`` flag per field, with no table of
+    sinks to edit anywhere else.
+    """
+
+    name: ClassVar[str]
+    Settings: ClassVar[type[SinkSettings]]
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> Sink: ...

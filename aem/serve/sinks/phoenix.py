@@ -2,7 +2,7 @@
 
 Why a separate sink: Phoenix ignores OTLP logs (405 on ``/v1/logs``) and drops span links,
 so neither the evaluation event nor the evaluation span shows up as an annotation there
-(otel-dialects §6–7). ``POST /v1/span_annotations?sync=true`` upserts on
+(checked against a live Phoenix). ``POST /v1/span_annotations?sync=true`` upserts on
 ``(name, span_id, identifier)``, which makes a retried batch harmless.
 """
 
@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import httpx
+from pydantic import Field, SecretStr
 
-from aem.sinks.base import DeliveryError
-from aem.sinks.records import OutboxItem
+from aem.serve.sinks.base import DeliveryError, SinkSettings
+from aem.serve.sinks.records import OutboxItem
 
 
 def annotation(item: OutboxItem, identifier: str) -> dict[str, Any]:
@@ -48,7 +49,21 @@ def annotation(item: OutboxItem, identifier: str) -> dict[str, Any]:
     }
 
 
+class PhoenixSettings(SinkSettings):
+    url: str = Field(description="Phoenix base URL for span annotations")
+    api_key: SecretStr | None = None
+    identifier: str = Field("aem", description="annotation identifier (upsert key)")
+
+
 class PhoenixSink:
+    name = "phoenix"
+    Settings = PhoenixSettings
+
+    @classmethod
+    def from_settings(cls, settings: PhoenixSettings) -> PhoenixSink:
+        key = settings.api_key.get_secret_value() if settings.api_key else None
+        return cls(settings.url, identifier=settings.identifier, api_key=key)
+
     def __init__(
         self,
         base_url: str,

@@ -6,7 +6,7 @@ The outbox needs a yes/no per batch to retry until the downstream accepts, so th
 builds SDK ``ReadableSpan`` / ``ReadableLogRecord`` objects and hands them to the OTLP
 exporters synchronously.
 
-What goes out (otel-dialects §6):
+What goes out (the GenAI semantic conventions' evaluation event, plus AEM's own span):
 
 * per metric result, a LogRecord with ``event_name="gen_ai.evaluation.result"`` carrying the
   evaluated span's trace id and span id, and ``gen_ai.evaluation.{name,score.value,
@@ -34,8 +34,10 @@ from opentelemetry.sdk.trace.export import SpanExportResult
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Link, SpanContext, SpanKind, TraceFlags
 from opentelemetry.trace.status import Status, StatusCode
+from pydantic import Field
 
-from aem.sinks.records import OutboxItem
+from aem.serve.sinks.base import SinkSettings
+from aem.serve.sinks.records import OutboxItem
 
 EVENT_NAME = "gen_ai.evaluation.result"
 SCOPE = InstrumentationScope("aem.serve", "0.1.0")
@@ -98,8 +100,29 @@ def span_attributes(payload: Mapping[str, Any], key: str) -> dict[str, Any]:
     return attrs
 
 
+class OtlpSettings(SinkSettings):
+    endpoint: str = Field(
+        description="where evaluation events and spans go (e.g. http://127.0.0.1:4317)"
+    )
+    protocol: Literal["grpc", "http/protobuf"] = "grpc"
+    headers: dict[str, str] = Field(default_factory=dict)
+    timeout_seconds: float = Field(5.0, gt=0, description="one export attempt's budget")
+
+
 class OtlpSink:
     """Sends evaluation events (logs signal) and evaluation spans (traces signal)."""
+
+    name = "otlp"
+    Settings = OtlpSettings
+
+    @classmethod
+    def from_settings(cls, settings: OtlpSettings) -> OtlpSink:
+        return cls(
+            settings.endpoint,
+            protocol=settings.protocol,
+            headers=settings.headers,
+            timeout=settings.timeout_seconds,
+        )
 
     def __init__(
         self,

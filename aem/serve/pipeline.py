@@ -22,13 +22,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from aem.model import ClosedSession, InputIssue, SessionReport
-from aem.sinks.records import verdict_items
+from aem.serve.ops import ServeMetrics
+from aem.serve.queues import SpanQueue
+from aem.serve.sinks.records import verdict_items
+from aem.serve.spool import Spool
 from collectors.assembler import SessionAssembler
-from collectors.live.ops import ServeMetrics
-from collectors.live.queues import SpanQueue
-from collectors.live.spool import Spool
 
-log = logging.getLogger("collectors.live.pipeline")
+log = logging.getLogger("aem.serve.pipeline")
 
 Evaluate = Callable[[ClosedSession], SessionReport]
 

@@ -19,42 +19,17 @@ import orjson
 
 from aem.cases import Case
 from aem.config import AemConfig
-from aem.sinks.base import Sink
-from aem.sinks.jsonl import JsonlSink
-from aem.sinks.outbox import Outbox, RetryPolicy
-from collectors.live.intake import Intake
-from collectors.live.ops import ServeMetrics
-from collectors.live.pipeline import Evaluate, Pipeline, PipelineLimits
-from collectors.live.queues import SpanQueue
-from collectors.live.settings import ServeSettings
-from collectors.live.spool import Pruner, Spool
+from aem.serve.intake import Intake
+from aem.serve.ops import ServeMetrics
+from aem.serve.pipeline import Evaluate, Pipeline, PipelineLimits
+from aem.serve.queues import SpanQueue
+from aem.serve.settings import ServeSettings
+from aem.serve.sinks.base import Sink
+from aem.serve.sinks.outbox import Outbox, RetryPolicy
+from aem.serve.sinks.registry import build_sinks
+from aem.serve.spool import Pruner, Spool
 
-log = logging.getLogger("collectors.live.server")
-
-
-def build_sinks(settings: ServeSettings) -> list[Sink]:
-    sinks: list[Sink] = []
-    if settings.otlp_endpoint:
-        from aem.sinks.otlp import OtlpSink
-
-        sinks.append(
-            OtlpSink(
-                settings.otlp_endpoint,
-                protocol=settings.otlp_protocol,
-                headers=settings.otlp_headers,
-                timeout=settings.otlp_timeout_seconds,
-            )
-        )
-    if settings.jsonl_path:
-        sinks.append(JsonlSink(settings.jsonl_path))
-    if settings.phoenix_url:
-        from aem.sinks.phoenix import PhoenixSink
-
-        key = settings.phoenix_api_key.get_secret_value() if settings.phoenix_api_key else None
-        sinks.append(
-            PhoenixSink(settings.phoenix_url, identifier=settings.phoenix_identifier, api_key=key)
-        )
-    return sinks
+log = logging.getLogger("aem.serve.server")
 
 
 def default_evaluator(cases: Mapping[str, Case] | None, config: AemConfig | None) -> Evaluate:
@@ -74,7 +49,7 @@ class LiveServer:
     ) -> None:
         self.settings = settings
         self.metrics = ServeMetrics()
-        sinks = build_sinks(settings) if sinks is None else sinks
+        sinks = build_sinks(settings.sinks) if sinks is None else sinks
         if not sinks:
             log.warning("no sink configured: verdicts stay in the outbox table only")
         self.spool = Spool(
@@ -145,11 +120,11 @@ class LiveServer:
         self.pruner.start()
         s = self.settings
         if s.grpc_port != -1:
-            from collectors.live.grpc_receiver import start_grpc
+            from aem.serve.grpc_receiver import start_grpc
 
             self._grpc, self.ports["grpc"] = start_grpc(s, self.intake, self.metrics)
         if s.http_port != -1:
-            from collectors.live.http_receiver import start_http
+            from aem.serve.http_receiver import start_http
 
             self._http, _ = start_http(s, self.intake, self.metrics, self.readiness)
             self.ports["http"] = self._http.port

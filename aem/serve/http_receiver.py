@@ -1,7 +1,7 @@
 """OTLP/HTTP receiver (``POST /v1/traces``) plus ``/healthz``, ``/readyz`` and ``/metrics``.
 
 Why the stdlib ``ThreadingHTTPServer``: receiving is cheap next to evaluating (its parse
-ceiling, ≈ 450 k spans/s on 2 cores, is the highest measured — performance-facts.md), it
+ceiling, ≈ 450 k spans/s on 2 cores, was the highest of the paths we measured), it
 adds no dependency, and the limits that matter are enforced here explicitly: body size
 before reading (413), gzip inflated in bounded steps (a bomb is 413, not an OOM),
 content type (415), bearer token (401), and concurrent requests (503 beyond
@@ -26,12 +26,12 @@ from google.rpc import status_pb2
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from aem.model import SourceRef
-from collectors.live.intake import Accepted, BadRequest, Busy, Intake
-from collectors.live.ops import CONTENT_TYPE as METRICS_CONTENT_TYPE
-from collectors.live.ops import ServeMetrics
-from collectors.live.settings import ServeSettings
+from aem.serve.intake import Accepted, BadRequest, Busy, Intake
+from aem.serve.ops import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from aem.serve.ops import ServeMetrics
+from aem.serve.settings import ServeSettings
 
-log = logging.getLogger("collectors.live.http")
+log = logging.getLogger("aem.serve.http")
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from aem.model import InputIssue, SourceRef, SpanRecord
-from collectors.live.ops import ServeMetrics
-from collectors.live.queues import SpanQueue
-from collectors.live.spool import Spool
+from aem.serve.ops import ServeMetrics
+from aem.serve.queues import SpanQueue
+from aem.serve.spool import Spool
 from collectors.otlp import DecodeError, decode_json_traces, decode_proto_request
 
-log = logging.getLogger("collectors.live.intake")
+log = logging.getLogger("aem.serve.intake")
 
 MAX_MESSAGES_IN_ANSWER = 5
 

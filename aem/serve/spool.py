@@ -34,10 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from aem.model import SpanRecord
-from aem.sinks import outbox
-from aem.sinks.records import OutboxItem
+from aem.serve.sinks import outbox
+from aem.serve.sinks.records import OutboxItem
 
-log = logging.getLogger("collectors.live.spool")
+log = logging.getLogger("aem.serve.spool")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS spans (

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import orjson
 
-from aem.sinks.base import Sink
-from aem.sinks.records import KEY_SEPARATOR, OutboxItem
+from aem.serve.sinks.base import Sink
+from aem.serve.sinks.records import KEY_SEPARATOR, OutboxItem
 
-log = logging.getLogger("aem.sinks.outbox")
+log = logging.getLogger("aem.serve.sinks.outbox")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS outbox (

@@ -1,1 +1,0 @@
-"""Live mode (``aem serve``): OTLP receivers, durable spool, session pipeline, operations."""
