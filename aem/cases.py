@@ -1,4 +1,4 @@
-"""The cases file: per-session references (design.md, "Cases file").
+"""The cases file: per-session references (fields in docs/semantics.md, "The cases file").
 
 One case per session, joined on ``session_id``. Unknown fields are kept as metadata.
 """

@@ -1,6 +1,6 @@
 """The turn graph: a networkx ``DiGraph`` where an edge A → B means B consumed A's output.
 
-Edges (design.md, "Turn graph"), each with a ``reason`` attribute:
+Edges (see docs/semantics.md, "The turn graph"), each with a ``reason`` attribute:
 
 * ``decision`` — a reasoning turn to the tool calls made in the same model output;
   parallel calls from one output are siblings, never a chain;

@@ -116,7 +116,7 @@ class Document(BaseModel):
 
 
 class Turn(BaseModel):
-    """One decision with an observable result (design.md, "Turn")."""
+    """One decision with an observable result (docs/semantics.md, "Turns")."""
 
     turn_id: str
     index: int
@@ -132,7 +132,7 @@ class Turn(BaseModel):
     documents: list[Document] = Field(default_factory=list)
     start_unix_nano: int = 0
     end_unix_nano: int = 0
-    # Link keys the collectors fill and aem.graph turns into edges (design.md, "Turn graph").
+    # Link keys the collectors fill and aem.graph turns into edges (docs/semantics.md).
     model_span_id: str | None = None
     consumes_call_ids: list[str] = Field(default_factory=list)
     history_from: str | None = None

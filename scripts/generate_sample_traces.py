@@ -429,7 +429,7 @@ def record_tool_outcome(span: trace.Span, call: ToolCall, clock: Clock, result_k
 
 
 # --------------------------------------------------------------------------------------
-# Session 1: the seed's March refunds (wrong year picked in the reasoning turn)
+# Session 1: the March refunds (wrong year picked in the reasoning turn)
 # --------------------------------------------------------------------------------------
 
 PERIOD = {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}$"}
@@ -462,7 +462,7 @@ REFUNDS_QUESTION = "Calculate the refunds on customer C-1042's orders for March.
 
 
 def march_refunds() -> list[str]:
-    """The seed's example: "today" is 2026-04-02, the agent picks March 2025.
+    """The March refunds (docs/semantics.md): "today" is 2026-04-02, the agent picks March 2025.
 
     The 2025 date in the earlier exchange is what misleads it. Turn 1 (the reasoning
     text of chat 1) is the root cause on truthfulness; get_orders, filter_refunds,
@@ -1221,7 +1221,7 @@ def weather_case(session_id: str) -> dict[str, Json]:
 
 
 def cases() -> list[dict[str, Json]]:
-    """One reference per session (design.md, "Cases file"), joined on ``session_id``."""
+    """One reference per session (docs/semantics.md, "The cases file"), joined on ``session_id``."""
     ignore = {"ignore": True}
     return [
         {

@@ -1,4 +1,4 @@
-"""The JSON report is a public interface: design.md's keys, a JSON Schema, taxonomy."""
+"""The JSON report is a public interface: the keys in docs/semantics.md, a JSON Schema, taxonomy."""
 
 from __future__ import annotations
 

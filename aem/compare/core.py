@@ -1,8 +1,9 @@
 """One entry point that says whether two values mean the same, why, and how sure.
 
-The dispatch is cheapest-first (performance-facts.md): exact equality, structures,
-booleans, dates, numbers, identifiers, normalised text — and only then an embedding,
-which is de-duplicated, batched and cached by :class:`~aem.compare.embedder.TextEmbedder`.
+The dispatch is cheapest-first — an embedding costs milliseconds, every other reading
+microseconds: exact equality, structures, booleans, dates, numbers, identifiers,
+normalised text — and only then an embedding, which is de-duplicated, batched and cached
+by :class:`~aem.compare.embedder.TextEmbedder`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
 """Sentence embeddings with a cache: the dearest thing AEM does, done once per text.
 
-Why this shape (performance-facts.md): importing torch costs ~4.5 s, so the model loads
-lazily, once, only when some text really needs embedding; each ``encode`` call has ~10 ms
-fixed cost, so texts are de-duplicated and batched; bf16 autocast doubles CPU throughput;
-and a text seen before (in memory, or in the optional SQLite file) costs no model call.
+Why this shape (the project's measurements on a 2-core CPU machine): importing torch and
+transformers costs ~4.5 s, so the model loads lazily, once, only when some text really
+needs embedding; each ``encode`` call has ~10 ms fixed cost, so texts are de-duplicated
+and batched; bf16 autocast is opt-in, as it is faster on some CPUs and slower on others
+(``CompareSettings.embedding_bf16``); and a text seen before (in memory, or in the
+optional SQLite file) costs no model call.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Run: ``python -m bench.embeddings.run [--pairs N] [--seed S]``
 
-Three numbers, all measured in this process on the same texts (performance-facts.md:
-compare ratios measured in one run, never absolute times across runs):
+Three numbers, all measured in this process on the same texts (shared machines drift
+5–15 % between runs: compare ratios measured in one run, never absolute times across runs):
 
 1. raw: one ``model.encode`` over the unique texts (same batch size and precision);
 2. AEM cold: ``SemanticComparator.compare_many`` on the text pairs with an empty cache —

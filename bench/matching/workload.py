@@ -4,7 +4,9 @@ Used by ``tests/matching/test_workload.py`` (AEM must get every category right) 
 ``bench/matching/run.py`` (speed and per-category correctness beside the peers). It is a
 generator, not a data file, so it is reproducible from a seed and costs nothing to store.
 
-Categories and their right verdict (peers.md §4, plus the cases greedy pairing breaks):
+Categories and their right verdict (the order-independent rule of docs/semantics.md; the
+first eight are the perturbations peer matchers are usually probed with, the rest the
+cases greedy pairing breaks):
 
 ==================== ====== ==========================================================
 category             verdict what changes between expected and actual

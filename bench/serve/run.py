@@ -1,12 +1,12 @@
 """Benchmark ``aem serve``: sustained spans/s over OTLP/gRPC with the sample mix.
 
 Pre-encoded requests (bench/serve/workload.py) are sent by several sender processes over
-raw gRPC (the SDK sender would be the bottleneck: performance-facts.md). A
-RESOURCE_EXHAUSTED answer is honoured (sleep the RetryInfo delay, resend) and counted as
-push-back; any other failure is counted as dropped. Reported: accepted spans/s while
-sending, end-to-end spans/s until the last verdict left, the delay from a session's
-completion to its verdict being written by the JSONL sink (p50/p99), and the server's
-peak RSS. Results go to bench/results/serve-<time>.json (gitignored).
+raw gRPC (one OTel SDK sender process encodes only ~11–14 k spans/s and would be the
+bottleneck). A RESOURCE_EXHAUSTED answer is honoured (sleep the RetryInfo delay, resend)
+and counted as push-back; any other failure is counted as dropped. Reported: accepted
+spans/s while sending, end-to-end spans/s until the last verdict left, the delay from a
+session's completion to its verdict being written by the JSONL sink (p50/p99), and the
+server's peak RSS. Results go to bench/results/serve-<time>.json (gitignored).
 
     python -m bench.serve.run --sessions 2000 --senders 3
 """

@@ -1,6 +1,7 @@
 """SIGTERM with sessions still open: they are evaluated and their verdicts flushed before
 exit — here to a small real HTTP server speaking Phoenix's span-annotation API shape
-(otel-dialects §7), which refuses the first requests so the outbox has to retry."""
+(``POST /v1/span_annotations``), which refuses the first requests so the outbox has to
+retry."""
 
 from __future__ import annotations
 
