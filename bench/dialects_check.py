@@ -1,6 +1,6 @@
 """Development check: real instrumentation output → the same turns in every dialect.
 
-Reads the shared fixtures recorded from real instrumentations (not shipped): the same
+Reads the fixtures recorded from real instrumentations (``tests/fixtures/instrumented``): the same
 LangGraph agent under OpenInference and under OpenLLMetry, plus the OpenAI Agents SDK
 (OpenInference) and the OpenAI SDK (official GenAI instrumentation). Prints each
 session's turns as (kind, tool, call id, arguments, result, text) and whether the two
@@ -16,8 +16,9 @@ from pathlib import Path
 
 from collectors.assembler import SessionAssembler
 from collectors.readers import read_batches
+from collectors.sessions import build_session
 
-DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "instrumented"
+DEFAULT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "instrumented"
 
 
 def turns_of(path: Path) -> list[list[tuple]]:
@@ -28,7 +29,8 @@ def turns_of(path: Path) -> list[list[tuple]]:
             clock += 1
             assembler.add(span, clock)
     shapes = []
-    for session in assembler.drain():
+    for closed in assembler.drain():
+        session = build_session(closed)
         if not session.turns:
             continue
         shapes.append(

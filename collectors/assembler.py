@@ -5,11 +5,11 @@ live mode (the clock is ``time.monotonic()``): a session is complete when every 
 in it has a root span that ended and no span of it arrived for ``idle`` clock units, or
 when ``max_lifetime`` passed since its first span (then it is marked ``cut``).
 
-Session key, first hit wins (design.md; otel-dialects.md §4):
-``gen_ai.conversation.id`` → ``session.id`` → ``traceloop.association.properties.session_id``
-→ ``langfuse.session.id`` → the trace id (flagged as a fallback). Spans of one trace
-share the trace's key even when only some of them carry it; traces with the same key
-form one session.
+Session key, first hit wins, in the order the registered dialects declare
+(``docs/dialects.md``): ``gen_ai.conversation.id`` → ``session.id`` →
+``traceloop.association.properties.session_id`` → ``langfuse.session.id`` → … → the trace
+id (flagged as a fallback). Spans of one trace share the trace's key even when only some
+of them carry it; traces with the same key form one session.
 """
 
 from __future__ import annotations
@@ -19,21 +19,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from aem.model import ClosedSession, InputIssue, SpanRecord
+from collectors.dialects.registry import session_keys
 
-SESSION_KEYS = (
-    "gen_ai.conversation.id",
-    "session.id",
-    "traceloop.association.properties.session_id",
-    "langfuse.session.id",
-)
 FALLBACK_KEY = "trace_id"
 
 
 def session_key_of(span: SpanRecord) -> tuple[int, str, str] | None:
-    """``(priority, key name, value)`` of the best session attribute on a span, if any."""
+    """``(rank, key name, value)`` of the best session attribute on a span, if any.
+
+    Rank 0 is the best key any dialect declares, so a trace keyed at rank 0 is settled.
+    """
     attributes = span.attributes
     resource = span.resource
-    for priority, key in enumerate(SESSION_KEYS):
+    for priority, key in enumerate(session_keys()):
         value = attributes.get(key)
         if value is None:
             value = resource.get(key)

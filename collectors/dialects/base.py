@@ -1,15 +1,17 @@
 """What a span *means* for AEM, independent of the dialect that described it.
 
-Each dialect mapper turns a span into at most one observation: a model call (its output
-text and tool-call requests, and its input as evidence of history), a tool run, a
-retrieval, or an agent run. Session building (``collectors.sessions``) works only on
-these, so a new dialect is a new mapper, not a new code path.
+Each dialect (``collectors.dialects.protocol``) turns a span into at most one observation:
+a model call (its output text and tool-call requests, and its input as evidence of
+history), a tool run, a retrieval, or an agent run. Session building
+(``collectors.sessions``) works only on these, so a new dialect is a new module, not a
+new code path.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +52,10 @@ class ModelCall:
     # Tool results visible in the input, by call id, where the dialect makes them cheap.
     tool_results: dict[str, str] = field(default_factory=dict)
     model: str | None = None
+    # For dialects that leave a large input unparsed (most sessions never need it): read
+    # the user texts / fed-back tool results out of ``input_text`` only when asked.
+    read_user_texts: Callable[[str], list[str]] | None = None
+    read_tool_results: Callable[[str], dict[str, str]] | None = None
 
 
 @dataclass(slots=True)

@@ -1,8 +1,9 @@
 """OTel GenAI semantic conventions (``gen_ai.*``), including Traceloop ≥ 0.5.
 
-Real output differs from the registry in small ways; all variants are accepted
-(otel-dialects.md §1.3): ``tool_call_response`` may hold ``response`` or ``result``,
-"any"-typed attributes arrive as JSON strings or as structured values.
+Claims spans with ``gen_ai.operation.name``. Real output differs from the conventions in
+small ways and every variant is accepted: ``tool_call_response`` parts may hold
+``response`` or ``result``, "any"-typed attributes arrive as JSON strings or as
+structured values. Session key: ``gen_ai.conversation.id``.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from collectors.dialects.base import (
     Observation,
     RetrievalRun,
     ToolCallRequest,
+    ToolRun,
     as_text,
     parse_jsonish,
     tool_run,
 )
+from collectors.dialects.protocol import BaseDialect, SessionKey
 
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
 AGENT_OPERATIONS = frozenset({"invoke_agent"})
@@ -77,51 +80,69 @@ def tool_results(value: Any) -> dict[str, str]:
     return out
 
 
-def observe(span: SpanRecord, operation: str) -> Observation | None:
+def _model_call(span: SpanRecord) -> ModelCall:
     attributes = span.attributes
+    raw_input = attributes.get("gen_ai.input.messages")
+    text, calls = output_of(attributes.get("gen_ai.output.messages"))
+    return ModelCall(
+        span=span,
+        text=text,
+        tool_calls=calls,
+        input_text=raw_input if isinstance(raw_input, str) else (as_text(raw_input) or ""),
+        model=attributes.get("gen_ai.request.model") or attributes.get("gen_ai.response.model"),
+        read_user_texts=user_texts,
+        read_tool_results=tool_results,
+    )
+
+
+def _tool_run(span: SpanRecord) -> ToolRun:
+    attributes = span.attributes
+    raw_args = attributes.get("gen_ai.tool.call.arguments")
+    arguments = parse_jsonish(raw_args)
+    if isinstance(arguments, dict) and "input_str" in arguments:
+        arguments = parse_jsonish(arguments["input_str"])  # LangChain callback shape
+    return tool_run(
+        span,
+        name=str(attributes.get("gen_ai.tool.name") or span.name.removeprefix("execute_tool ")),
+        call_id=attributes.get("gen_ai.tool.call.id"),
+        arguments=arguments,
+        arguments_raw=raw_args if isinstance(raw_args, str) else as_text(raw_args),
+        result_key="gen_ai.tool.call.result",
+    )
+
+
+def _retrieval(span: SpanRecord) -> RetrievalRun:
+    attributes = span.attributes
+    documents = parse_jsonish(attributes.get("gen_ai.retrieval.documents")) or []
+    return RetrievalRun(
+        span=span,
+        query=attributes.get("gen_ai.retrieval.query.text"),
+        documents=[d for d in documents if isinstance(d, dict)]
+        if isinstance(documents, list)
+        else [],
+    )
+
+
+def _agent_run(span: SpanRecord) -> AgentRun:
+    attributes = span.attributes
+    text, _ = output_of(attributes.get("gen_ai.output.messages"))
+    return AgentRun(
+        span=span,
+        name=str(attributes.get("gen_ai.agent.name") or span.name.removeprefix("invoke_agent ")),
+        output_text=text,
+    )
+
+
+def observe(span: SpanRecord, operation: str) -> Observation | None:
+    """The span by its ``gen_ai.operation.name``; unknown operations are left to others."""
     if operation in MODEL_OPERATIONS:
-        raw_input = attributes.get("gen_ai.input.messages")
-        if raw_input is None and "gen_ai.prompt.0.role" in attributes:
-            return None  # legacy Traceloop content on a current span: the legacy mapper
-        text, calls = output_of(attributes.get("gen_ai.output.messages"))
-        return ModelCall(
-            span=span,
-            text=text,
-            tool_calls=calls,
-            input_text=raw_input if isinstance(raw_input, str) else (as_text(raw_input) or ""),
-            model=attributes.get("gen_ai.request.model") or attributes.get("gen_ai.response.model"),
-        )
+        return _model_call(span)
     if operation == "execute_tool":
-        raw_args = attributes.get("gen_ai.tool.call.arguments")
-        arguments = parse_jsonish(raw_args)
-        if isinstance(arguments, dict) and "input_str" in arguments:
-            arguments = parse_jsonish(arguments["input_str"])  # LangChain callback shape
-        return tool_run(
-            span,
-            name=str(attributes.get("gen_ai.tool.name") or span.name.removeprefix("execute_tool ")),
-            call_id=attributes.get("gen_ai.tool.call.id"),
-            arguments=arguments,
-            arguments_raw=raw_args if isinstance(raw_args, str) else as_text(raw_args),
-            result_key="gen_ai.tool.call.result",
-        )
+        return _tool_run(span)
     if operation == "retrieval":
-        documents = parse_jsonish(attributes.get("gen_ai.retrieval.documents")) or []
-        return RetrievalRun(
-            span=span,
-            query=attributes.get("gen_ai.retrieval.query.text"),
-            documents=[d for d in documents if isinstance(d, dict)]
-            if isinstance(documents, list)
-            else [],
-        )
+        return _retrieval(span)
     if operation in AGENT_OPERATIONS:
-        text, _ = output_of(attributes.get("gen_ai.output.messages"))
-        return AgentRun(
-            span=span,
-            name=str(
-                attributes.get("gen_ai.agent.name") or span.name.removeprefix("invoke_agent ")
-            ),
-            output_text=text,
-        )
+        return _agent_run(span)
     return None
 
 
@@ -141,3 +162,34 @@ def tool_definitions(span: SpanRecord) -> dict[str, Any]:
         if name and isinstance(schema, dict):
             out[str(name)] = schema
     return out
+
+
+class GenAIDialect(BaseDialect):
+    """The OTel GenAI conventions; after OpenInference, whose spans may carry copies."""
+
+    name = "genai"
+    order = 20
+    session_keys = (SessionKey("gen_ai.conversation.id", 0),)
+
+    def claims(self, span: SpanRecord) -> bool:
+        attributes = span.attributes
+        operation = attributes.get("gen_ai.operation.name")
+        if operation is None:
+            return False
+        # Legacy Traceloop content on a current span: the legacy dialect reads it.
+        return not (
+            str(operation) in MODEL_OPERATIONS
+            and attributes.get("gen_ai.input.messages") is None
+            and "gen_ai.prompt.0.role" in attributes
+        )
+
+    def observe(self, span: SpanRecord) -> Observation | None:
+        return observe(span, str(span.attributes["gen_ai.operation.name"]))
+
+    def tool_definitions(self, span: SpanRecord) -> dict[str, Any]:
+        if "gen_ai.tool.definitions" not in span.attributes:
+            return {}
+        return tool_definitions(span)
+
+
+dialect = GenAIDialect()

@@ -3,11 +3,13 @@
 Two shapes of the same facts are handled: flattened ``llm.*_messages`` attributes
 (LangChain/LangGraph) and the raw ``input.value``/``output.value`` item lists of the
 OpenAI Agents SDK (``function_call`` / ``function_call_output`` items), where no
-flattened tool calls exist (otel-dialects.md §11).
+flattened tool calls exist. LangGraph's tool spans lack the call id; the session repair
+takes it from the parent chain span. Session key: ``session.id``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from aem.model import SpanRecord
@@ -23,6 +25,7 @@ from collectors.dialects.base import (
     tool_run,
 )
 from collectors.dialects.flatten import unflatten
+from collectors.dialects.protocol import BaseDialect, SessionKey
 
 
 def _message(item: Any) -> dict[str, Any]:
@@ -138,6 +141,7 @@ def _is_graph_node(span: SpanRecord) -> bool:
 
 
 def observe(span: SpanRecord, kind: str) -> Observation | None:
+    """The span by its (upper-cased) ``openinference.span.kind``; CHAIN etc. are glue."""
     attributes = span.attributes
     if kind == "LLM":
         return _model_call(span)
@@ -181,3 +185,51 @@ def tool_definitions(span: SpanRecord) -> dict[str, Any]:
         if name and isinstance(schema, dict) and schema.get("type") == "object":
             out[str(name)] = schema
     return out
+
+
+def fill_langgraph_tool_context(
+    observations: Mapping[str, Observation], spans: Mapping[str, SpanRecord]
+) -> None:
+    """LangGraph's OpenInference TOOL spans lack the call id (and, for one-argument tools,
+    the argument name); its parent ``tools`` chain holds the full ``tool_call``."""
+    for run in observations.values():
+        if not isinstance(run, ToolRun):
+            continue
+        if run.call_id is not None and isinstance(run.arguments, dict):
+            continue
+        parent = spans.get(run.span.parent_span_id or "")
+        if parent is None:
+            continue
+        payload = parse_jsonish(parent.attributes.get("input.value"))
+        call = payload.get("tool_call") if isinstance(payload, dict) else None
+        if isinstance(call, dict) and call.get("name") == run.name:
+            run.call_id = run.call_id or call.get("id")
+            if isinstance(call.get("args"), dict):
+                run.arguments = call["args"]
+
+
+class OpenInferenceDialect(BaseDialect):
+    """Asked first and exclusive: its spans may also carry ``gen_ai.*`` copies, and a
+    CHAIN or graph-node span must stay glue rather than be read again as GenAI."""
+
+    name = "openinference"
+    order = 10
+    exclusive = True
+    session_keys = (SessionKey("session.id", 10),)
+
+    def claims(self, span: SpanRecord) -> bool:
+        return span.attributes.get("openinference.span.kind") is not None
+
+    def observe(self, span: SpanRecord) -> Observation | None:
+        return observe(span, str(span.attributes["openinference.span.kind"]).upper())
+
+    def tool_definitions(self, span: SpanRecord) -> dict[str, Any]:
+        return tool_definitions(span)
+
+    def repair(
+        self, observations: Mapping[str, Observation], spans: Mapping[str, SpanRecord]
+    ) -> None:
+        fill_langgraph_tool_context(observations, spans)
+
+
+dialect = OpenInferenceDialect()

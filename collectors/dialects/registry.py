@@ -1,0 +1,96 @@
+"""Which dialects exist and in what order: the ``aem.dialects`` entry-point group.
+
+The built-ins are registered the same way in ``pyproject.toml``, so a third-party
+dialect is as much a first-class citizen as ours and the order — not an if-chain —
+decides who reads a span. Loaded once per process; :func:`reload` forgets the cache
+(tests, or a host that installs a plug-in at run time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import cache
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+from aem.model import SpanRecord
+from collectors.dialects.base import Observation
+from collectors.dialects.protocol import Dialect, SessionKey
+
+ENTRY_POINT_GROUP = "aem.dialects"
+
+
+class DialectRegistryError(ValueError):
+    """A dialect entry point that does not load or does not implement the protocol."""
+
+
+def load_dialects(found: Iterable[EntryPoint]) -> tuple[Dialect, ...]:
+    """Load entry points (a dialect instance or a class to instantiate), in dialect order."""
+    loaded: dict[str, Dialect] = {}
+    for ep in found:
+        if ep.name in loaded:
+            continue  # the same distribution seen twice on sys.path
+        try:
+            target = ep.load()
+            dialect = target() if isinstance(target, type) else target
+        except Exception as exc:
+            raise DialectRegistryError(
+                f"dialect entry point {ep.name!r} ({ep.value}) failed to load: {exc}"
+            ) from exc
+        if not isinstance(dialect, Dialect):
+            raise DialectRegistryError(
+                f"dialect entry point {ep.name!r} ({ep.value}) is not a dialect: it needs "
+                "name, order, exclusive, session_keys, claims(), observe(), "
+                "tool_definitions() and repair() (see collectors.dialects.protocol)"
+            )
+        loaded[ep.name] = dialect
+    return tuple(sorted(loaded.values(), key=lambda d: (d.order, d.name)))
+
+
+@cache
+def dialects() -> tuple[Dialect, ...]:
+    """Every registered dialect, in the order they are asked about a span."""
+    return load_dialects(entry_points(group=ENTRY_POINT_GROUP))
+
+
+@cache
+def session_keys() -> tuple[str, ...]:
+    """Session-key attributes of all dialects, best first (an attribute counted once)."""
+    keys: dict[str, SessionKey] = {}
+    for dialect in dialects():
+        for key in dialect.session_keys:
+            if key.attribute not in keys or key.priority < keys[key.attribute].priority:
+                keys[key.attribute] = key
+    return tuple(k.attribute for k in sorted(keys.values(), key=lambda k: k.priority))
+
+
+def reload() -> None:
+    """Forget the loaded dialects; the next call reads the entry points again."""
+    dialects.cache_clear()
+    session_keys.cache_clear()
+
+
+def observe(span: SpanRecord) -> Observation | None:
+    """What this span means for AEM, or ``None`` for glue: the first dialect that claims
+    it and observes something wins, unless an exclusive dialect claimed it first."""
+    for dialect in dialects():
+        if dialect.claims(span):
+            observed = dialect.observe(span)
+            if observed is not None or dialect.exclusive:
+                return observed
+    return None
+
+
+def tool_definitions(span: SpanRecord) -> dict[str, Any]:
+    """Tool JSON Schemas declared on a span in any dialect; an earlier dialect wins a name."""
+    found: dict[str, Any] = {}
+    for dialect in dialects():
+        for name, schema in dialect.tool_definitions(span).items():
+            found.setdefault(name, schema)
+    return found
+
+
+def repair(observations: dict[str, Observation], spans: dict[str, SpanRecord]) -> None:
+    """Every dialect's session-wide repair, in dialect order."""
+    for dialect in dialects():
+        dialect.repair(observations, spans)

@@ -1,0 +1,75 @@
+"""One closed session → its turns: the steps in order, each in its own module.
+
+Repair the span tree (``repair``), read every span through the registered dialects and
+let them repair what single spans leave out (``collectors.dialects.registry``), find each
+agent's context (``contexts``), pair tool-call requests with tool runs (``pairing``),
+find each model call's history (``history``), then cut turns in time order (``turns``).
+Nothing here knows a dialect, so a new dialect needs no change in this package.
+"""
+
+from __future__ import annotations
+
+from aem.model import ClosedSession, Session, SpanRecord
+from collectors.dialects import registry
+from collectors.dialects.base import ModelCall, Observation, ToolRun
+from collectors.sessions.contexts import contexts, mark_returns
+from collectors.sessions.history import history
+from collectors.sessions.pairing import pair_tool_runs
+from collectors.sessions.repair import repair_span_tree
+from collectors.sessions.turns import TurnCutter
+
+
+def build_session(closed: ClosedSession) -> Session:
+    """One closed session's turns, from its spans (any mix of dialects)."""
+    spans, issues = repair_span_tree(list(closed.spans), closed.session_id)
+    spans.sort(key=lambda s: (s.start_unix_nano, s.end_unix_nano, s.span_id))
+    by_id = {s.span_id: s for s in spans}
+    observations, definitions = _observe(spans)
+    registry.repair(observations, by_id)
+    span_contexts = contexts(by_id, observations)
+    model_calls = [o for o in observations.values() if isinstance(o, ModelCall)]
+    tool_runs = [o for o in observations.values() if isinstance(o, ToolRun)]
+    requests = [(mc, req) for mc in model_calls for req in mc.tool_calls]
+    paired = pair_tool_runs(requests, tool_runs)
+    turns = TurnCutter(
+        spans=by_id,
+        observations=observations,
+        contexts=span_contexts,
+        model_calls=model_calls,
+        run_for_request={id(requests[i][1]): run for i, run in paired.items()},
+        history=history(model_calls, span_contexts),
+    ).cut()
+    mark_returns(turns, span_contexts)
+    return Session(
+        session_id=closed.session_id,
+        session_key=closed.session_key,
+        fallback=closed.fallback,
+        spans=spans,
+        turns=turns,
+        tool_definitions=definitions,
+        user_inputs=_user_inputs(model_calls),
+        issues=issues,
+        cut=closed.cut,
+    )
+
+
+def _observe(spans: list[SpanRecord]) -> tuple[dict[str, Observation], dict[str, object]]:
+    """Every span's observation by span id, and the tool schemas declared anywhere
+    (a later span's schema for a name replaces an earlier one)."""
+    observations: dict[str, Observation] = {}
+    definitions: dict[str, object] = {}
+    for span in spans:
+        observed = registry.observe(span)
+        if observed is not None:
+            observations[span.span_id] = observed
+        definitions.update(registry.tool_definitions(span))
+    return observations, definitions
+
+
+def _user_inputs(model_calls: list[ModelCall]) -> list[str]:
+    """The user's messages: from the first model call whose dialect parsed them, else
+    read on demand from the first model call's input."""
+    found = next((mc.user_texts for mc in model_calls if mc.user_texts), [])
+    if not found and model_calls and model_calls[0].read_user_texts is not None:
+        found = model_calls[0].read_user_texts(model_calls[0].input_text)
+    return found

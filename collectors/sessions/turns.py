@@ -1,0 +1,152 @@
+"""Cut a session's observations into turns, in time order, with their link keys.
+
+A model call gives a reasoning or answer turn and one tool-call turn per requested call
+(merged with the run that executed it); a tool run nobody asked for (traced without its
+model call) and a retrieval give their own turns. Each model-call turn carries the keys
+the turn graph needs: what history it continues, which call results it consumes and
+which span delegated to its agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from aem.model import Document, SpanRecord, Turn, TurnKind
+from collectors.dialects.base import (
+    ModelCall,
+    Observation,
+    RetrievalRun,
+    ToolCallRequest,
+    ToolRun,
+    as_text,
+)
+from collectors.sessions.contexts import Context, delegating_span
+from collectors.sessions.pairing import to_tool_call
+
+
+@dataclass(slots=True)
+class TurnCutter:
+    """The session as turn cutting reads it, and the turns cut so far."""
+
+    spans: Mapping[str, SpanRecord]
+    observations: Mapping[str, Observation]
+    contexts: Mapping[str, Context]
+    model_calls: list[ModelCall]
+    run_for_request: dict[int, ToolRun]  # by id() of the ToolCallRequest
+    history: Mapping[str, ModelCall]
+    turns: list[Turn] = field(default_factory=list)
+    _started_contexts: set[str] = field(default_factory=set)
+    _known_call_ids: list[str] = field(default_factory=list)
+
+    def cut(self) -> list[Turn]:
+        """Turns of every model call, retrieval and unpaired tool run, by start time."""
+        paired_runs = {run.span.span_id for run in self.run_for_request.values()}
+        events = [
+            (o.span.start_unix_nano, i, o)
+            for i, o in enumerate(self.observations.values())
+            if isinstance(o, ModelCall | RetrievalRun)
+            or (isinstance(o, ToolRun) and o.span.span_id not in paired_runs)
+        ]
+        events.sort(key=lambda e: (e[0], e[1]))
+        for _, _, observed in events:
+            if isinstance(observed, ModelCall):
+                self._model_call(observed)
+            elif isinstance(observed, ToolRun):
+                self._tool_run(observed)
+            elif isinstance(observed, RetrievalRun):
+                self._retrieval(observed)
+        return self.turns
+
+    def _add(
+        self, kind: TurnKind, name: str, span_ids: list[str], span: SpanRecord, **kw: Any
+    ) -> Turn:
+        context = self.contexts[span.span_id]
+        turn = Turn(
+            turn_id=f"t{len(self.turns) + 1}",
+            index=len(self.turns) + 1,
+            kind=kind,
+            name=name,
+            span_ids=span_ids,
+            trace_id=span.trace_id,
+            agent=context.agent,
+            context=context.key,
+            start_unix_nano=span.start_unix_nano,
+            end_unix_nano=span.end_unix_nano,
+            **kw,
+        )
+        self.turns.append(turn)
+        return turn
+
+    def _links(self, observed: ModelCall) -> dict[str, Any]:
+        """The graph keys of a model call: history, consumed call ids, delegation."""
+        span = observed.span
+        context = self.contexts[span.span_id]
+        predecessor = self.history.get(span.span_id)
+        known = dict.fromkeys(self._known_call_ids)
+        consumed = [cid for cid in known if cid in observed.input_text]
+        if predecessor is not None:
+            consumed = [cid for cid in consumed if cid not in predecessor.input_text]
+        delegated_by = None
+        if context.key not in self._started_contexts:
+            self._started_contexts.add(context.key)
+            delegated_by = delegating_span(context, self.spans, self.observations)
+        return {
+            "model_span_id": span.span_id,
+            "consumes_call_ids": consumed,
+            "history_from": predecessor.span.span_id if predecessor else None,
+            "delegated_by_span": delegated_by,
+            "seen_inputs": [observed.input_text] if observed.input_text else [],
+        }
+
+    def _model_call(self, observed: ModelCall) -> None:
+        span = observed.span
+        link = self._links(observed)
+        name = self.contexts[span.span_id].agent or observed.model or span.name
+        if observed.text:
+            kind = TurnKind.REASONING if observed.tool_calls else TurnKind.ANSWER
+            self._add(kind, name, [span.span_id], span, text=observed.text, **link)
+        for request in observed.tool_calls:
+            run = self.run_for_request.get(id(request))
+            tool_call = to_tool_call(request, run, self.model_calls)
+            span_ids = [run.span.span_id, span.span_id] if run else [span.span_id]
+            self._add(
+                TurnKind.TOOL_CALL,
+                request.name,
+                span_ids,
+                run.span if run else span,
+                tool_call=tool_call,
+                **link,
+            )
+            if request.call_id:
+                self._known_call_ids.append(request.call_id)
+
+    def _tool_run(self, observed: ToolRun) -> None:
+        request = ToolCallRequest(
+            observed.call_id, observed.name, observed.arguments, observed.arguments_raw
+        )
+        tool_call = to_tool_call(request, observed, self.model_calls)
+        span = observed.span
+        self._add(TurnKind.TOOL_CALL, observed.name, [span.span_id], span, tool_call=tool_call)
+        if observed.call_id:
+            self._known_call_ids.append(observed.call_id)
+
+    def _retrieval(self, observed: RetrievalRun) -> None:
+        span = observed.span
+        documents = [
+            Document(
+                id=as_text(d.get("id")),
+                content=as_text(d.get("content")) or "",
+                score=d.get("score") if isinstance(d.get("score"), int | float) else None,
+            )
+            for d in observed.documents
+        ]
+        self._add(
+            TurnKind.RETRIEVAL,
+            span.name,
+            [span.span_id],
+            span,
+            query=observed.query,
+            documents=documents,
+        )
