@@ -16,13 +16,11 @@ from pathlib import Path
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from collectors.dialects.registry import session_keys
+
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_traces"
-SESSION_KEYS = (
-    "gen_ai.conversation.id",
-    "session.id",
-    "traceloop.association.properties.session_id",
-    "langfuse.session.id",
-)
+# The attributes the assembler keys sessions by: every registered dialect's session keys.
+SESSION_KEYS = frozenset(session_keys())
 
 
 def sample_requests(samples: Path = SAMPLES) -> list[tuple[str, list[ExportTraceServiceRequest]]]:
