@@ -34,8 +34,13 @@ def audit_paths(
     cases: Mapping[str, Case] | None = None,
     config: AemConfig | None = None,
     progress: AuditProgress | None = None,
+    on_closed: Callable[[ClosedSession], None] | None = None,
 ) -> AuditReport:
-    """Read every trace file under ``paths``, evaluate every session, rank root causes."""
+    """Read every trace file under ``paths``, evaluate every session, rank root causes.
+
+    ``on_closed`` sees each session's spans as it closes (scorecards total pipeline steps
+    from them) without the audit holding on to spans it has evaluated.
+    """
     config = config or AemConfig()
     progress = progress or AuditProgress()
     evaluator = Evaluator(config, cases)
@@ -45,6 +50,8 @@ def audit_paths(
 
     def evaluate_all(sessions: list[ClosedSession]) -> None:
         for session in sessions:
+            if on_closed is not None:
+                on_closed(session)
             report = evaluator.evaluate(session)
             reports.append(report)
             if progress.on_session:

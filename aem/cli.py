@@ -20,8 +20,12 @@ from aem.audit import AuditProgress, audit_paths
 from aem.cases import CasesError, load_cases
 from aem.config import load_config
 from aem.report.terminal import render
+from aem.scorecards.commands import app as scorecard_app
+from aem.scorecards.commands import audit_scorer, report_with_totals
+from aem.scorecards.render import render_scored
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Agent Evaluation Metric")
+app.add_typer(scorecard_app, name="scorecard")
 EXIT_OK, EXIT_ROOT_CAUSES, EXIT_BAD_INPUT = 0, 1, 2
 
 
@@ -45,6 +49,12 @@ def audit(
         bool | None,
         typer.Option("--progress/--no-progress", help="progress bar (default: on a terminal)"),
     ] = None,
+    scorecard: Annotated[
+        Path | None, typer.Option(help="also total pipeline steps with this scorecard config")
+    ] = None,
+    store: Annotated[
+        Path | None, typer.Option(help="results store for totals ($AEM_STORE, aem.sqlite)")
+    ] = None,
 ) -> None:
     """Evaluate every session in OTLP trace files; print turns, labels and root causes."""
     err = Console(stderr=True)
@@ -55,6 +65,7 @@ def audit(
     try:
         settings = load_config(config, set_ or [])
         case_map = load_cases(cases) if cases else {}
+        scorer = audit_scorer(scorecard, store) if scorecard else None
     except (CasesError, ValueError, OSError) as exc:
         err.print(f"[red]error:[/] {exc}")
         raise typer.Exit(EXIT_BAD_INPUT) from exc
@@ -78,15 +89,23 @@ def audit(
             )
 
         report = audit_paths(
-            paths, cases=case_map, config=settings, progress=AuditProgress(on_file_start=on_file)
+            paths,
+            cases=case_map,
+            config=settings,
+            progress=AuditProgress(on_file_start=on_file),
+            on_closed=scorer,
         )
         bar.update(task, completed=bar.tasks[0].total or 0, description="read")
     if out is not None:
         out.write_text(report.model_dump_json(indent=2), encoding="utf-8")
-    if json_:
+    if json_ and scorer is not None:
+        sys.stdout.write(report_with_totals(report.model_dump_json(indent=2), scorer) + "\n")
+    elif json_:
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
     else:
         render(report, Console(), sessions=not summary)
+        if scorer is not None:
+            render_scored(scorer.scored, Console())
     if report.spans_read == 0:
         err.print("[red]error:[/] no spans could be read from the input")
         raise typer.Exit(EXIT_BAD_INPUT)

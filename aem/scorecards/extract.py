@@ -1,0 +1,142 @@
+"""Level-1 results out of step spans: which step ran, and what its criteria scored.
+
+Why both forms are read — ``aem.score.criterion.<c>.<field>`` attributes and
+``gen_ai.evaluation.result`` events on the step span: instrumentations that write results
+while the span is open use attributes; evaluators that run afterwards (and GenAI
+conventions) use events. A criterion reported both ways with different numbers is a
+conflict, and the step then has no usable result rather than a guessed one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from aem.model import SpanRecord
+from aem.scorecards import contract as c
+
+
+class CriterionResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    value: float | None = None
+    max: float | None = None
+    mode: str | None = None
+    fired: bool = False
+
+
+class StepResult(BaseModel):
+    """What one step span says; stored as JSON so live totals survive a restart."""
+
+    model_config = ConfigDict(frozen=True)
+
+    step: str
+    kind: str | None = None
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None = None
+    end_unix_nano: int = 0
+    failed: str | None = None
+    criteria: tuple[CriterionResult, ...] = ()
+    problems: tuple[str, ...] = ()
+
+
+def is_step_span(span: SpanRecord, pipeline: str) -> bool:
+    """A span of ``pipeline`` that names a step (pipeline name on the span or its resource)."""
+    return bool(span.attributes.get(c.STEP_NAME)) and span.attr(c.PIPELINE_NAME) == pipeline
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _set(fields: dict[str, Any], problems: list[str], name: str, key: str, value: Any) -> None:
+    """Record one field of a criterion; a different second value is a conflict."""
+    if key in fields and fields[key] != value:
+        problems.append(f"criterion {name!r}: {key} reported as {fields[key]!r} and {value!r}")
+        return
+    fields[key] = value
+
+
+def _field_value(key: str, raw: Any, name: str, problems: list[str]) -> Any:
+    if key in (c.FIELD_VALUE, c.FIELD_MAX):
+        number = _number(raw)
+        if number is None:
+            problems.append(f"criterion {name!r}: {key} {raw!r} is not a number")
+        return number
+    if key == c.FIELD_FIRED:
+        return bool(raw)
+    return str(raw)
+
+
+def _from_attributes(
+    attrs: Mapping[str, Any], found: dict[str, dict[str, Any]], problems: list[str]
+) -> None:
+    for key, raw in attrs.items():
+        if not key.startswith(c.CRITERION_PREFIX):
+            continue
+        name, _, field = key[len(c.CRITERION_PREFIX) :].rpartition(".")
+        if name and field in c.CRITERION_FIELDS:
+            value = _field_value(field, raw, name, problems)
+            _set(found.setdefault(name, {}), problems, name, field, value)
+
+
+def _from_events(span: SpanRecord, found: dict[str, dict[str, Any]], problems: list[str]) -> None:
+    pairs = (
+        (c.EVENT_VALUE, c.FIELD_VALUE),
+        (c.EVENT_MAX, c.FIELD_MAX),
+        (c.EVENT_MODE, c.FIELD_MODE),
+        (c.EVENT_FIRED, c.FIELD_FIRED),
+    )
+    for event in span.events:
+        name = event.attributes.get(c.EVENT_NAME)
+        if event.name != c.EVALUATION_EVENT or not name:
+            continue
+        fields = found.setdefault(str(name), {})
+        for attr, field in pairs:
+            if attr in event.attributes:
+                value = _field_value(field, event.attributes[attr], str(name), problems)
+                _set(fields, problems, str(name), field, value)
+
+
+def step_result(span: SpanRecord) -> StepResult:
+    """The step result one step span carries (attributes and events merged)."""
+    found: dict[str, dict[str, Any]] = {}
+    problems: list[str] = []
+    _from_attributes(span.attributes, found, problems)
+    _from_events(span, found, problems)
+    kind = span.attributes.get(c.STEP_KIND)
+    return StepResult(
+        step=str(span.attributes[c.STEP_NAME]),
+        kind=str(kind) if kind is not None else None,
+        trace_id=span.trace_id,
+        span_id=span.span_id,
+        parent_span_id=span.parent_span_id,
+        end_unix_nano=span.end_unix_nano,
+        failed=(span.status_message or "status ERROR") if span.status_code == 2 else None,
+        criteria=tuple(CriterionResult(name=n, **f) for n, f in sorted(found.items())),
+        problems=tuple(problems),
+    )
+
+
+def latest_results(spans: Iterable[SpanRecord], pipeline: str) -> dict[str, StepResult]:
+    """One result per step: the span that ended last wins (a rescore replaces a score)."""
+    out: dict[str, StepResult] = {}
+    for span in spans:
+        if not is_step_span(span, pipeline):
+            continue
+        result = step_result(span)
+        held = out.get(result.step)
+        if held is None or result.end_unix_nano >= held.end_unix_nano:
+            out[result.step] = result
+    return out
+
+
+def root_span(spans: Iterable[SpanRecord]) -> tuple[str, str] | None:
+    """``(trace id, span id)`` of the run's root: a span without a parent, the first seen."""
+    return next(((s.trace_id, s.span_id) for s in spans if not s.parent_span_id), None)

@@ -1,0 +1,152 @@
+"""A conversation's level-2 total from its step results: pending, blocked or complete.
+
+Why the states are strict: a QA total assesses a person. A step with no usable result
+keeps the total ``pending`` (naming the step) instead of showing a lowered number; a fired
+blocker forces 0 / not passed at once, whatever else is still running; only a total with
+every counting step scored is ``complete``. Step scores are added in their own points,
+times their weights; the 0–100 figure is derived from that sum, never the other way round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from aem.scorecards.contract import CriterionMode
+from aem.scorecards.extract import StepResult
+from aem.scorecards.scorecard import Participant, Scorecard
+
+State = Literal["pending", "blocked", "complete"]
+
+
+class StepLine(BaseModel):
+    """One listed step in a total: its own score and maximum, and whether it counted."""
+
+    step: str
+    kind: str
+    weight: float
+    score: float | None = None
+    max: float
+    counted: bool
+    note: str = ""
+
+
+class Total(BaseModel):
+    pipeline: str
+    conversation: str
+    state: State
+    total: float | None = None
+    max: float
+    percent: float | None = None
+    passed: bool | None = None
+    threshold: float
+    blocking_steps: list[str] = Field(default_factory=list)
+    blockers: list[str] = Field(default_factory=list)
+    steps: list[StepLine] = Field(default_factory=list)
+    config_hash: str
+
+
+def _score(participant: Participant, result: StepResult | None) -> tuple[float | None, str]:
+    """The step's points in its own scale, or None and why there is no usable score."""
+    step, scoring = participant.step, participant.scoring
+    if result is None:
+        return None, "no result yet"
+    if result.failed:
+        return None, f"step failed: {result.failed}"
+    if result.problems:
+        return None, "; ".join(result.problems)
+    if result.kind is not None and result.kind != step.kind:
+        return None, f"span says kind {result.kind!r}, the pipeline says {step.kind!r}"
+    if scoring is None:
+        return None, "its prompt has no level-1 scoring"
+    reported = {cr.name: cr for cr in result.criteria}
+    points = 0.0
+    for criterion in scoring.criteria:
+        if criterion.mode is not CriterionMode.SCORE:
+            continue
+        got = reported.get(criterion.name)
+        if got is None or got.value is None:
+            return None, f"criterion {criterion.name!r} not reported"
+        label = f"criterion {criterion.name!r}"
+        if got.max is not None and got.max != criterion.max:
+            return None, f"{label}: max {got.max:g}, declared {criterion.max:g}"
+        if not 0 <= got.value <= criterion.max:
+            return None, f"{label}: {got.value:g} outside 0–{criterion.max:g}"
+        points += got.value
+    declared = {cr.name for cr in scoring.criteria}
+    extra = [n for n, cr in reported.items() if n not in declared and cr.mode != "blocker"]
+    if extra:
+        return None, f"criteria not in the prompt's scoring: {', '.join(sorted(extra))}"
+    return points, ""
+
+
+def fired_blockers(scorecard: Scorecard, results: Mapping[str, StepResult]) -> list[str]:
+    """``step.criterion`` of every blocker that fired, on any step of the pipeline."""
+    fired: list[str] = []
+    for name, result in sorted(results.items()):
+        step = scorecard.definition.step(name)
+        scoring = scorecard.definition.scoring_of(step) if step is not None else None
+        for cr in result.criteria:
+            declared = scoring.criterion(cr.name) if scoring is not None else None
+            mode = str(declared.mode) if declared is not None else cr.mode
+            if mode == CriterionMode.BLOCKER and cr.fired:
+                fired.append(f"{name}.{cr.name}")
+    return fired
+
+
+def compute_total(
+    scorecard: Scorecard, conversation: str, results: Mapping[str, StepResult]
+) -> Total:
+    """The total of one conversation from the latest result of each step."""
+    lines: list[StepLine] = []
+    waiting: list[str] = []
+    points = 0.0
+    for p in scorecard.participants:
+        score, why = _score(p, results.get(p.step.name))
+        lines.append(
+            StepLine(
+                step=p.step.name,
+                kind=str(p.step.kind),
+                weight=p.weight,
+                score=score,
+                max=p.maximum,
+                counted=p.counts,
+                note=why if p.counts else "weight 0: listed, not counted",
+            )
+        )
+        if p.counts and score is None:
+            waiting.append(p.step.name)
+        elif p.counts and score is not None:
+            points += p.weight * score
+    base = Total(
+        pipeline=scorecard.pipeline,
+        conversation=conversation,
+        state="pending",
+        max=scorecard.scale_max,
+        threshold=scorecard.pass_threshold,
+        steps=lines,
+        config_hash=scorecard.config_hash,
+        blocking_steps=waiting,
+    )
+    blockers = fired_blockers(scorecard, results)
+    if blockers:
+        update = {"state": "blocked", "total": 0.0, "percent": 0.0, "passed": False}
+        return base.model_copy(update={**update, "blockers": blockers})
+    if waiting:
+        return base
+    return base.model_copy(
+        update={
+            "state": "complete",
+            "total": points,
+            "percent": percent(scorecard, points),
+            "passed": points >= scorecard.pass_threshold,
+        }
+    )
+
+
+def percent(scorecard: Scorecard, points: float) -> float:
+    """The 0–100 figure of a total in step points, to one decimal (fixed at completion)."""
+    span = scorecard.scale_max - scorecard.scale_min
+    return round(100.0 * (points - scorecard.scale_min) / span, 1)
