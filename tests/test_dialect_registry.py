@@ -304,3 +304,16 @@ def test_built_in_session_keys_keep_their_order() -> None:
     )
     names = [d.name for d in registry.dialects()]
     assert names.index("openinference") < names.index("genai") < names.index("traceloop_legacy")
+
+
+def test_no_registered_dialect_at_all_is_an_error_not_an_empty_audit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(registry, "entry_points", lambda group: [])
+    registry.reload()
+    try:
+        with pytest.raises(registry.DialectRegistryError, match="no dialects registered"):
+            registry.dialects()
+    finally:
+        monkeypatch.undo()
+        registry.reload()

@@ -49,8 +49,18 @@ def load_dialects(found: Iterable[EntryPoint]) -> tuple[Dialect, ...]:
 
 @cache
 def dialects() -> tuple[Dialect, ...]:
-    """Every registered dialect, in the order they are asked about a span."""
-    return load_dialects(entry_points(group=ENTRY_POINT_GROUP))
+    """Every registered dialect, in the order they are asked about a span.
+
+    None at all means the package metadata is missing (a source tree that was never
+    installed): every span would silently be glue, so that is an error, not an empty audit.
+    """
+    found = load_dialects(entry_points(group=ENTRY_POINT_GROUP))
+    if not found:
+        raise DialectRegistryError(
+            f"no dialects registered in the {ENTRY_POINT_GROUP!r} entry-point group; "
+            "install AEM (pip install -e .) so its built-in dialects are registered"
+        )
+    return found
 
 
 @cache
