@@ -1,72 +1,85 @@
 """AEM configuration: one pydantic model, loaded from TOML, overridable by ``--set``.
 
-Why one place: every threshold must be named, defaulted and validated once (the OTel
-SDK's habit), and every verdict reports the threshold it used.
+Why strict: every threshold must be named, defaulted and validated once, and a misspelt
+key that is silently ignored leaves a verdict judged by a threshold nobody chose. So
+every table forbids unknown keys, and the error names the key as it is written in TOML
+(``metrics."correctness.truthfulness".require_suport: unknown setting``).
+
+Each metric owns its settings: ``[metrics."<report name>"]`` is validated against that
+metric's own settings model (``aem.metrics.base``) when the configuration is loaded —
+built-ins and plug-ins alike.
 """
 
 from __future__ import annotations
 
+import difflib
+import re
 import tomllib
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from aem.compare.settings import CompareSettings, MatchSettings
+from aem.compare.settings import CompareSettings
+from aem.matching.settings import MatchSettings
 
-
-class ToolExecutionSettings(BaseModel):
-    # A tool error the agent recovered from (a later call of the same tool succeeded)
-    # is reported, but is it a root cause? ``fail`` counts it; ``pass`` notes it only.
-    recovered_error_outcome: str = "pass"
+# Tables of the same TOML file that another command reads and validates (``aem serve``).
+OTHER_COMMANDS_TABLES = frozenset({"serve"})
 
 
-class ToolSetSettings(BaseModel):
-    # A call the tool rejected changed no state; by default it is judged by
-    # tool_execution only and left out of the expected-call match.
-    count_failed_calls: bool = False
+class ConfigError(ValueError):
+    """The configuration cannot be used; each line names the offending key."""
 
 
-class TruthfulnessSettings(BaseModel):
-    enabled: bool = True
-    # Reasoning and answer turns: every distinctive number, date or id they state must be
-    # supported by what the turn could see (inputs, ancestor tool results, documents).
-    require_support: bool = True
-    # "A day later" is reasoning, not invention: a stated day this close to a seen date
-    # counts as supported. 0 makes dates exact.
-    support_date_slack_days: int = 1
-
-
-class CompletenessSettings(BaseModel):
-    # Cosine similarity at or above which an answer sentence covers a key point.
-    key_point_threshold: float = 0.6
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
 
 
 class MetricsSettings(BaseModel):
-    tool_execution: ToolExecutionSettings = Field(default_factory=ToolExecutionSettings)
-    truthfulness: TruthfulnessSettings = Field(default_factory=TruthfulnessSettings)
-    tool_set: ToolSetSettings = Field(default_factory=ToolSetSettings)
-    completeness: CompletenessSettings = Field(default_factory=CompletenessSettings)
-    disabled: list[str] = Field(default_factory=list)
+    """Which metrics run, plus one settings table per metric, keyed by its report name.
+
+    Every key other than ``disabled`` and ``plugins`` is a metric's report name; its table
+    is checked against that metric's settings model when metrics are resolved, so an
+    unknown name is an error, not an ignored table.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    disabled: list[str] = Field(
+        default_factory=list, description="report names of metrics not to run"
+    )
     plugins: list[str] = Field(
         default_factory=list, description="extra metrics as 'module:attribute'"
     )
 
+    @model_validator(mode="after")
+    def _tables_are_tables(self) -> MetricsSettings:
+        for name, table in self.tables.items():
+            if not isinstance(table, dict):
+                raise ValueError(f"{dotted_key(('metrics', name))}: expected a table of settings")
+        return self
 
-class TaxonomyRule(BaseModel):
+    @property
+    def tables(self) -> dict[str, Any]:
+        """``{report name: raw settings table}`` as written in the configuration."""
+        return dict(self.model_extra or {})
+
+
+class TaxonomyRule(_Strict):
     category: str
     metric: str | None = None
     kind: str | None = None
     name: str | None = None
 
 
-class AssemblySettings(BaseModel):
+class AssemblySettings(_Strict):
     # Files have no wall clock: a session whose root span has ended is closed after this
     # many further spans without one of its own (bounds memory on huge files).
     idle_spans: int = Field(default=20_000, ge=1)
 
 
-class AemConfig(BaseModel):
+class AemConfig(_Strict):
     compare: CompareSettings = Field(default_factory=CompareSettings)
     matching: MatchSettings = Field(default_factory=MatchSettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
@@ -74,8 +87,106 @@ class AemConfig(BaseModel):
     assembly: AssemblySettings = Field(default_factory=AssemblySettings)
 
 
-def _set_dotted(data: dict[str, Any], dotted: str, raw: str) -> None:
-    keys = dotted.split(".")
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+# Keys that moved when metrics came to own their settings: say where to, not just "unknown".
+MOVED_KEYS = {
+    ("metrics", "tool_set"): "matching.count_failed_calls",
+    ("metrics", "truthfulness"): 'metrics."correctness.truthfulness"',
+    ("metrics", "completeness"): 'metrics."correctness.completeness"',
+}
+
+
+def dotted_key(path: Iterable[Any]) -> str:
+    """A key path as written in TOML: ``metrics."correctness.truthfulness".enabled``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+            continue
+        text = str(part)
+        text = text if _BARE_KEY.match(text) else '"' + text.replace('"', '\\"') + '"'
+        out += f".{text}" if out else text
+    return out
+
+
+def closest(word: str, known: Iterable[str]) -> str:
+    """``" (did you mean 'x'?)"`` when a known word is close, else ``""``."""
+    found = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
+    return f" (did you mean {found[0]!r}?)" if found else ""
+
+
+def _error_line(error: Any, prefix: Sequence[Any], model: type[BaseModel] | None) -> str:
+    loc = [*prefix, *(p for p in error["loc"] if p not in ("function-after",))]
+    if error["type"] == "extra_forbidden":
+        moved = MOVED_KEYS.get(tuple(loc[:2]))
+        if moved:
+            return f"{dotted_key(loc)}: moved to {moved}"
+        known = _fields_at(model, error["loc"][:-1]) if model is not None else ()
+        return f"{dotted_key(loc)}: unknown setting{closest(str(loc[-1]), known)}"
+    message = str(error["msg"]).removeprefix("Value error, ")
+    if message.startswith(dotted_key(loc[:1])) or not loc:
+        return message
+    return f"{dotted_key(loc)}: {message} (got {error.get('input')!r})"
+
+
+def _fields_at(model: type[BaseModel], path: Sequence[Any]) -> Iterable[str]:
+    """The setting names of the table at ``path`` (for "did you mean")."""
+    current: Any = model
+    for part in path:
+        if isinstance(part, int):
+            continue
+        field = getattr(current, "model_fields", {}).get(part)
+        if field is None:
+            return ()
+        current = field.annotation
+        while not (isinstance(current, type) and issubclass(current, BaseModel)):
+            args = get_args(current)
+            if not args:
+                return ()
+            current = args[0]
+    names: Iterable[str] = getattr(current, "model_fields", ())
+    return names
+
+
+def config_error(
+    exc: ValidationError, prefix: Sequence[Any] = (), model: type[BaseModel] | None = None
+) -> ConfigError:
+    """A pydantic error as one line per key, keys spelt as in TOML."""
+    return ConfigError("\n".join(_error_line(e, prefix, model) for e in exc.errors()))
+
+
+def apply_override(data: dict[str, Any], item: str) -> None:
+    """Apply one ``--set key.path=value`` to raw configuration data, in place.
+
+    The key is a TOML dotted key, so a quoted part may hold dots; the value is a TOML
+    value, or else taken as a bare string.
+
+    >>> data: dict[str, Any] = {}
+    >>> apply_override(data, 'metrics."correctness.truthfulness".require_support=false')
+    >>> data
+    {'metrics': {'correctness.truthfulness': {'require_support': False}}}
+    """
+    key, sep, raw = item.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"override {item!r} is not key.path=value")
+    try:
+        keys = _parse_key(key.strip())
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"override {item!r}: {key.strip()!r} is not a TOML key") from exc
+    _set_keys(data, keys, raw.strip())
+
+
+def _parse_key(dotted: str) -> list[str]:
+    """``a."b.c".d`` → ``["a", "b.c", "d"]``, by letting TOML parse the key."""
+    node: Any = tomllib.loads(f"{dotted} = 0")
+    keys = []
+    while isinstance(node, dict):
+        ((key, node),) = node.items()
+        keys.append(key)
+    return keys
+
+
+def _set_keys(data: dict[str, Any], keys: list[str], raw: str) -> None:
     node = data
     for key in keys[:-1]:
         node = node.setdefault(key, {})
@@ -86,6 +197,28 @@ def _set_dotted(data: dict[str, Any], dotted: str, raw: str) -> None:
     node[keys[-1]] = value
 
 
+def _set_dotted(data: dict[str, Any], dotted: str, raw: str) -> None:
+    """Deprecated alias kept for callers not yet moved to :func:`apply_override`."""
+    apply_override(data, f"{dotted}={raw}")
+
+
+def validate_config(data: dict[str, Any]) -> AemConfig:
+    """Raw TOML data → a checked ``AemConfig``, metric tables included.
+
+    Resolving the metrics here (importing configured plug-ins) is what makes a misspelt
+    metric setting fail at load rather than when the first session is evaluated.
+    """
+    data = {k: v for k, v in data.items() if k not in OTHER_COMMANDS_TABLES}
+    try:
+        config = AemConfig.model_validate(data)
+    except ValidationError as exc:
+        raise config_error(exc, (), AemConfig) from exc
+    from aem.metrics.registry import resolve_metrics
+
+    resolve_metrics(config)
+    return config
+
+
 def load_config(path: Path | None = None, overrides: list[str] | None = None) -> AemConfig:
     """Load configuration from a TOML file, then apply ``key.path=value`` overrides.
 
@@ -94,10 +227,10 @@ def load_config(path: Path | None = None, overrides: list[str] | None = None) ->
     """
     data: dict[str, Any] = {}
     if path is not None:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        try:
+            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
     for item in overrides or []:
-        if "=" not in item:
-            raise ValueError(f"override {item!r} is not key.path=value")
-        key, raw = item.split("=", 1)
-        _set_dotted(data, key.strip(), raw.strip())
-    return AemConfig.model_validate(data)
+        apply_override(data, item)
+    return validate_config(data)

@@ -12,7 +12,7 @@ from typing import Any
 from aem.cases import Case
 from aem.config import AemConfig
 from aem.graph import attach_graph
-from aem.metrics.base import Metric, MetricContext
+from aem.metrics.base import OBSERVATION, Metric, MetricContext, role_of
 from aem.metrics.registry import resolve_metrics
 from aem.model import (
     AuditReport,
@@ -25,6 +25,7 @@ from aem.model import (
     Session,
     SessionReport,
     SkippedSummary,
+    Turn,
     TurnVerdict,
 )
 from aem.propagation import propagate_failures
@@ -67,26 +68,14 @@ class Evaluator:
         context = MetricContext(
             session=session, case=case, config=self.config, comparator_factory=self.comparator
         )
-        by_turn: dict[str, list[MetricResult]] = {t.turn_id: [] for t in session.turns}
-        for metric in self.metrics:
-            try:
-                produced = list(metric.evaluate(context))
-            except Exception as exc:  # a broken plug-in must not sink the session
-                produced = [
-                    MetricResult(
-                        name=metric.name,
-                        turn_id=turn.turn_id,
-                        outcome=Outcome.ERROR,
-                        explanation=f"metric raised {type(exc).__name__}: {exc}",
-                    )
-                    for turn in session.turns
-                ]
-            for item in produced:
-                by_turn.setdefault(item.turn_id, []).append(item)
+        by_turn = self._run_metrics(context)
+        # Only a cause's failure makes a root cause or propagates; an observation's failure
+        # is reported on its turn and nothing more.
+        observations = {m.name for m in self.metrics if role_of(m) == OBSERVATION}
         failed = {
             tid
             for tid, results in by_turn.items()
-            if any(r.outcome is Outcome.FAIL for r in results)
+            if any(r.outcome is Outcome.FAIL and r.name not in observations for r in results)
         }
         labels = propagate_failures(graph, failed)
         verdicts: list[TurnVerdict] = []
@@ -105,23 +94,7 @@ class Evaluator:
             )
             verdicts.append(verdict)
             if label is Label.ROOT_CAUSE:
-                failed_metrics = verdict.failed_metrics
-                category = categorize(
-                    failed_metrics[0], turn.kind.value, turn.name, self.config.taxonomy
-                )
-                root_causes.append(
-                    RootCause(
-                        turn_id=turn.turn_id,
-                        span_ids=turn.span_ids,
-                        kind=turn.kind,
-                        name=turn.name,
-                        metrics=failed_metrics,
-                        category=category,
-                        signature=signature(
-                            failed_metrics[0], turn.kind.value, turn.name, category
-                        ),
-                    )
-                )
+                root_causes.append(self._root_cause(turn, verdict, observations))
         return SessionReport(
             session_id=session.session_id,
             session_key=session.session_key,
@@ -132,6 +105,41 @@ class Evaluator:
             turns=verdicts,
             root_causes=root_causes,
             issues=session.issues,
+        )
+
+    def _run_metrics(self, context: MetricContext) -> dict[str, list[MetricResult]]:
+        """Every metric's results, grouped by turn in metric order."""
+        session = context.session
+        by_turn: dict[str, list[MetricResult]] = {t.turn_id: [] for t in session.turns}
+        for metric in self.metrics:
+            try:
+                produced = list(metric.evaluate(context))
+            except Exception as exc:  # a broken plug-in must not sink the session
+                produced = [
+                    MetricResult(
+                        name=metric.name,
+                        turn_id=turn.turn_id,
+                        outcome=Outcome.ERROR,
+                        explanation=f"metric raised {type(exc).__name__}: {exc}",
+                    )
+                    for turn in session.turns
+                ]
+            for item in produced:
+                by_turn.setdefault(item.turn_id, []).append(item)
+        return by_turn
+
+    def _root_cause(self, turn: Turn, verdict: TurnVerdict, observations: set[str]) -> RootCause:
+        """A root-cause turn, named by its first failed cause metric."""
+        failed_metrics = [m for m in verdict.failed_metrics if m not in observations]
+        category = categorize(failed_metrics[0], turn.kind.value, turn.name, self.config.taxonomy)
+        return RootCause(
+            turn_id=turn.turn_id,
+            span_ids=turn.span_ids,
+            kind=turn.kind,
+            name=turn.name,
+            metrics=failed_metrics,
+            category=category,
+            signature=signature(failed_metrics[0], turn.kind.value, turn.name, category),
         )
 
 

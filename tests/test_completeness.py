@@ -32,7 +32,7 @@ def test_a_point_the_answer_never_touches_is_listed(tmp_path: Path) -> None:
 
 def test_a_different_value_is_not_coverage_by_words(tmp_path: Path) -> None:
     # With the embedding bar out of reach, only the value-aware word check can cover.
-    strict = ["--set", "metrics.completeness.key_point_threshold=0.99"]
+    strict = ["--set", 'metrics."correctness.completeness".key_point_threshold=0.99']
     cases = tmp_path / "cases.jsonl"
     for point, outcome in (("2+3=5", "pass"), ("2+3=6", "fail"), ("rainy in Rome", "fail")):
         cases.write_text(json.dumps({"session_id": "weather-genai", "key_points": [point]}))

@@ -60,5 +60,5 @@ def test_without_the_tool_result_it_says_so_instead_of_guessing(tmp_path: Path) 
 
 def test_support_check_can_be_switched_off(tmp_path: Path) -> None:
     path = _with_answer(tmp_path, "Paris is rainy (37C), wind 1,250 m.")
-    _, report, _ = run_audit(str(path), "--set", "metrics.truthfulness.require_support=false")
+    _, report, _ = run_audit(str(path), "--set", 'metrics."correctness.truthfulness".require_support=false')
     assert _truthfulness(report)["outcome"] == "skip"

@@ -11,13 +11,12 @@ from aem.compare.embedder import TextEmbedder
 from aem.compare.extract import StatedValue, extract_values
 from aem.compare.numbers import ParsedNumber, parse_number
 from aem.compare.result import Comparison
-from aem.compare.settings import CompareSettings, MatchSettings
+from aem.compare.settings import CompareSettings
 
 __all__ = [
     "CompareSettings",
     "Comparison",
     "DateSpan",
-    "MatchSettings",
     "ParsedNumber",
     "SemanticComparator",
     "StatedValue",

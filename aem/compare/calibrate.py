@@ -1,6 +1,6 @@
 """Pick the free-text similarity threshold from labelled pairs, and say how often it errs.
 
-Why: design.md makes every threshold configuration, and a threshold nobody measured is a
+Why: every threshold is configuration, and a threshold nobody measured is a
 guess. Given pairs labelled "same"/"different", this sweeps thresholds over the observed
 similarity scores and reports, for each, the false-match rate (different pairs called the
 same) and the false-mismatch rate (same pairs called different), then picks the threshold
@@ -16,9 +16,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
-
-import typer
+from typing import TYPE_CHECKING, Any
 
 from aem.compare.core import SemanticComparator
 
@@ -215,25 +213,3 @@ def render_calibration(result: CalibrationResult, console: Console, *, max_rows:
     )
     for pair, reason in result.fixed_errors[:10]:
         console.print(f"  labelled same={pair.same}: {reason}")
-
-
-def calibrate_command(
-    pairs: Annotated[
-        Path,
-        typer.Argument(
-            help="labelled pairs: JSONL {a, b, same} or CSV a,b,same", exists=True, dir_okay=False
-        ),
-    ],
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="AEM TOML config")] = None,
-    set_: Annotated[
-        list[str] | None, typer.Option("--set", help="override a setting: key.path=value")
-    ] = None,
-) -> None:
-    """Pick compare.text_similarity_threshold from labelled pairs; report both error rates."""
-    from rich.console import Console
-
-    from aem.config import load_config
-
-    settings = load_config(config, set_).compare
-    result = calibrate(read_pairs(pairs), SemanticComparator(settings))
-    render_calibration(result, Console())

@@ -1,8 +1,8 @@
-"""Thresholds and tolerances of the semantic comparison and of tool-set matching.
+"""Thresholds and tolerances of the semantic comparison.
 
-Why here: design.md says every threshold is configuration, never a constant in code, and
-every verdict reports the threshold it used. ``aem.config.AemConfig`` composes these two
-models as ``compare`` and ``matching``, so ``--set compare.number_abs_tol=0.5`` reaches them.
+Why a model: every threshold is configuration, never a constant in code, and every
+verdict reports the threshold it used. ``aem.config.AemConfig`` composes it as
+``compare``, so ``--set compare.number_abs_tol=0.5`` reaches it; unknown keys are errors.
 """
 
 from __future__ import annotations
@@ -10,11 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class CompareSettings(BaseModel):
     """Every threshold of the semantic comparison; none lives as a constant in code."""
+
+    model_config = ConfigDict(extra="forbid")
 
     # --- free text -------------------------------------------------------------------
     text_similarity_threshold: float = Field(
@@ -40,8 +42,8 @@ class CompareSettings(BaseModel):
     )
     embedding_bf16: bool = Field(
         default=False,
-        description="bf16 autocast on CPU. performance-facts.md reports ~2x throughput on an "
-        "idle Zen 4; measured here (torch 2.13, loaded 2-core box) it was ~1.6x slower than "
+        description="bf16 autocast on CPU. It can reach ~2x throughput on an idle "
+        "modern CPU; measured here (torch 2.13, loaded 2-core box) it was ~1.6x slower than "
         "fp32, so it is opt-in: enable it where bench/embeddings shows it faster",
     )
     embedding_threads: int | None = Field(
@@ -122,35 +124,4 @@ class CompareSettings(BaseModel):
     parse_json_strings: bool = Field(
         default=True,
         description="a string holding a JSON object or list is parsed before comparing",
-    )
-
-
-class MatchSettings(BaseModel):
-    """Tool-set matching configuration (design.md, "Order-independent tool-set matching")."""
-
-    pass_threshold: float = Field(
-        default=1.0,
-        ge=0.0,
-        le=1.0,
-        description="share of expected calls that must be matched with correct arguments",
-    )
-    allow_extra_arguments: bool = Field(
-        default=True, description="an actual call may pass arguments the reference does not name"
-    )
-    extra_calls_fail: bool = Field(
-        default=True, description="an unmatched actual call (among match_tools) fails the verdict"
-    )
-    order_violations_fail: bool = Field(
-        default=True, description="a violated order pair from the case fails the verdict"
-    )
-    embed_text_arguments: bool = Field(
-        default=False,
-        description="compare free-text arguments with embeddings; off by default to keep "
-        "matching fast and deterministic (text is then compared after normalisation)",
-    )
-    argument_mismatch_cost: float = Field(
-        default=1.0,
-        gt=0.0,
-        description="assignment cost of one wrong, missing or unexpected argument; the "
-        "cost of pairing calls with different names is always prohibitive",
     )

@@ -1,4 +1,4 @@
-"""Order-independent tool-set matching (design.md): optimal pairing, partial order, why.
+"""Order-independent tool-set matching: optimal pairing, partial order, and why.
 
 >>> from aem.matching import ActualCall, match_tool_calls
 >>> match_tool_calls([{"name": "get", "arguments": {"id": "ORD-0042"}}],
@@ -14,10 +14,12 @@ from aem.matching.result import (
     OrderViolation,
     ToolSetMatch,
 )
+from aem.matching.settings import MatchSettings
 
 __all__ = [
     "ActualCall",
     "ArgumentMismatch",
+    "MatchSettings",
     "MatchedPair",
     "OrderViolation",
     "ToolSetMatch",

@@ -15,9 +15,9 @@ from scipy.optimize import linear_sum_assignment
 
 from aem.compare.core import SemanticComparator
 from aem.compare.result import short
-from aem.compare.settings import MatchSettings
 from aem.compare.structured import maybe_json
 from aem.matching.result import ArgumentMismatch
+from aem.matching.settings import MatchSettings
 
 ANY_OF, IGNORE, SUBSET = 1, 2, 3
 _RULE_KEYS = {"any_of": ANY_OF, "ignore": IGNORE, "subset": SUBSET}

@@ -1,4 +1,8 @@
-"""Expected tool calls against actual calls: multiset, optimal pairing, partial order."""
+"""Expected tool calls against actual calls: multiset, optimal pairing, partial order.
+
+The steps, each named below: group calls by tool, pair each group optimally, list the
+extra calls, check the declared order, then the verdict.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +11,12 @@ from typing import Any
 
 from aem.cases import ExpectedToolCall
 from aem.compare.core import SemanticComparator, default_comparator
-from aem.compare.settings import MatchSettings
 from aem.compare.structured import maybe_json
 from aem.matching.assign import assign_block
 from aem.matching.cost import ArgumentJudge, CallRules, argument_mismatches
 from aem.matching.order import order_violations
 from aem.matching.result import ActualCall, ArgumentMismatch, MatchedPair, ToolSetMatch
+from aem.matching.settings import MatchSettings
 
 _DEFAULT_SETTINGS = MatchSettings()
 
@@ -61,10 +65,36 @@ def match_tool_calls(
     (True, [(0, 1), (1, 0)])
     """
     settings = settings or _DEFAULT_SETTINGS
-    judge = ArgumentJudge(comparator or default_comparator(), settings)
-    allow_extra = settings.allow_extra_arguments
+    calls, blocks = _blocks_by_tool(expected, actual)
+    scorer = _PairCost(calls, actual, comparator or default_comparator(), settings)
+    pairs, missing, paired_actual = _pair_blocks(blocks, scorer, settings.argument_mismatch_cost)
+    if len(blocks) > 1:
+        pairs.sort(key=_by_expected)
+        missing.sort()
+    extra = _extra_calls(actual, set(paired_actual.values()), match_tools)
+    misordered = order_violations(order, paired_actual) if order else []
+    ok = sum(1 for p in pairs if p.ok)
+    score = ok / len(calls) if calls else 1.0
+    passed = (
+        score >= settings.pass_threshold
+        and not (extra and settings.extra_calls_fail)
+        and not (misordered and settings.order_violations_fail)
+    )
+    return ToolSetMatch(
+        pairs, missing, extra, misordered, score, settings.pass_threshold, passed, calls, actual
+    )
+
+
+Block = tuple[list[int], list[int]]
+
+
+def _blocks_by_tool(
+    expected: Sequence[ExpectedToolCall | Mapping[str, Any]], actual: Sequence[ActualCall]
+) -> tuple[list[tuple[str, Mapping[str, Any]]], dict[str, Block]]:
+    """The expected calls as ``(name, arguments)`` and, per tool name, the expected and
+    actual indexes: calls to different tools can never pair, so each block is solved alone."""
     calls: list[tuple[str, Mapping[str, Any]]] = []
-    by_name: dict[str, tuple[list[int], list[int]]] = {}
+    by_name: dict[str, Block] = {}
     for i, call in enumerate(expected):
         name, arguments = _expected_call(call)
         calls.append((name, arguments))
@@ -77,59 +107,74 @@ def match_tool_calls(
         block = by_name.get(actual_call.name)
         if block is not None:
             block[1].append(j)
-    args = [_arguments(call) for call in actual]
-    # Rules are compiled only for calls that are not simply equal (most are).
-    rules: list[CallRules | None] = [None] * len(calls)
+    return calls, by_name
 
-    def rule_of(i: int) -> CallRules:
-        rule = rules[i]
+
+class _PairCost:
+    """The argument mismatches of pairing expected call ``i`` with actual call ``j``.
+
+    Rules are compiled lazily, only for calls that are not simply equal (most are).
+    """
+
+    def __init__(
+        self,
+        calls: Sequence[tuple[str, Mapping[str, Any]]],
+        actual: Sequence[ActualCall],
+        comparator: SemanticComparator,
+        settings: MatchSettings,
+    ) -> None:
+        self.calls = calls
+        self.args = [_arguments(call) for call in actual]
+        self.judge = ArgumentJudge(comparator, settings)
+        self.allow_extra = settings.allow_extra_arguments
+        self.rules: list[CallRules | None] = [None] * len(calls)
+
+    def rule_of(self, i: int) -> CallRules:
+        rule = self.rules[i]
         if rule is None:
-            rule = rules[i] = CallRules(calls[i][1])
+            rule = self.rules[i] = CallRules(self.calls[i][1])
         return rule
 
-    def mismatches(i: int, j: int) -> list[ArgumentMismatch]:
-        return argument_mismatches(rule_of(i), args[j], judge, allow_extra)
+    def __call__(self, i: int, j: int) -> list[ArgumentMismatch]:
+        return argument_mismatches(self.rule_of(i), self.args[j], self.judge, self.allow_extra)
 
+    def single(self, i: int, j: int) -> list[ArgumentMismatch]:
+        """One call per tool on each side: exactly equal skips rules and the argument walk."""
+        return [] if self.args[j] == self.calls[i][1] else self(i, j)
+
+
+def _pair_blocks(
+    blocks: Mapping[str, Block], cost: _PairCost, unit_cost: float
+) -> tuple[list[MatchedPair], list[int], dict[int, int]]:
+    """Pair each tool's block optimally: the pairs, the expected calls left unpaired, and
+    the expected → actual index map the order check reads."""
     pairs: list[MatchedPair] = []
     missing: list[int] = []
-    paired_actual: dict[int, int] = {}  # expected index -> actual index
-    for exp_idx, act_idx in by_name.values():
+    paired_actual: dict[int, int] = {}
+    for exp_idx, act_idx in blocks.values():
         if not act_idx:
             missing.extend(exp_idx)
             continue
         if len(exp_idx) == 1 and len(act_idx) == 1:  # the common case: one call per tool
-            i, j = exp_idx[0], act_idx[0]
-            # Exactly equal skips rule compilation and the per-argument walk.
-            bad = [] if args[j] == calls[i][1] else mismatches(i, j)
-            pairs.append(MatchedPair(i, j, not bad, bad))
-            paired_actual[i] = j
-            continue
-        found = assign_block(exp_idx, act_idx, mismatches, settings.argument_mismatch_cost)
+            found = [(exp_idx[0], act_idx[0], cost.single(exp_idx[0], act_idx[0]))]
+        else:
+            found = assign_block(exp_idx, act_idx, cost, unit_cost)
         for i, j, bad in found:
             pairs.append(MatchedPair(i, j, not bad, bad))
             paired_actual[i] = j
         if len(exp_idx) > len(act_idx):
             missing.extend(i for i in exp_idx if i not in paired_actual)
-    if len(by_name) > 1:
-        pairs.sort(key=_by_expected)
-        missing.sort()
-    used = set(paired_actual.values())
+    return pairs, missing, paired_actual
+
+
+def _extra_calls(
+    actual: Sequence[ActualCall], used: set[int], match_tools: Collection[str] | None
+) -> list[int]:
+    """Actual calls paired with nothing; with ``match_tools`` only calls to those tools."""
     if match_tools is None:
-        extra = [j for j in range(len(actual)) if j not in used]
-    else:
-        wanted = set(match_tools)
-        extra = [j for j, c in enumerate(actual) if j not in used and c.name in wanted]
-    misordered = order_violations(order, paired_actual) if order else []
-    ok = sum(1 for p in pairs if p.ok)
-    score = ok / len(calls) if calls else 1.0
-    passed = (
-        score >= settings.pass_threshold
-        and not (extra and settings.extra_calls_fail)
-        and not (misordered and settings.order_violations_fail)
-    )
-    return ToolSetMatch(
-        pairs, missing, extra, misordered, score, settings.pass_threshold, passed, calls, actual
-    )
+        return [j for j in range(len(actual)) if j not in used]
+    wanted = set(match_tools)
+    return [j for j, c in enumerate(actual) if j not in used and c.name in wanted]
 
 
 def _by_expected(pair: MatchedPair) -> int:

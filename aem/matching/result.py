@@ -1,6 +1,6 @@
 """What tool-set matching found, and the sentence that explains it.
 
-Why so explicit: peers return a bare bool (agentevals) or a ratio; a user fixing an agent
+Why so explicit: a bare bool or a ratio is not enough for a user fixing an agent, who
 needs to know which call was missing, which was extra, which pair ran out of order, and
 which argument was wrong — with the expected and the actual value.
 """

@@ -1,52 +1,88 @@
 """The metric plug-in interface.
 
-A metric is any object with a ``name`` and an ``evaluate(context)`` method returning
-:class:`~aem.model.MetricResult` items for the turns it judges. Metrics never do I/O:
-everything they may look at is in the :class:`MetricContext`. A team adds its own
-metric without editing AEM, through the ``aem.metrics`` entry-point group or the
-``metrics.plugins`` configuration list (``"package.module:attribute"``).
+A metric is a class with three declarations and one method:
+
+* ``name`` — its report name, which is also its configuration key
+  (``[metrics."<name>"]``);
+* ``role`` — ``"cause"`` (a failure can be a root cause and propagates to the turns
+  that depend on it) or ``"observation"`` (reported, never a root cause);
+* ``Settings`` — a pydantic model (:class:`MetricSettings`: unknown keys are errors,
+  ``Literal`` for choices); AEM validates the metric's configuration table against it
+  at load and passes the result to the constructor, ``Metric(settings)``;
+* ``evaluate(context)`` — :class:`~aem.model.MetricResult` items for the turns it judges.
+
+Why the class holds its settings: one file per metric is then the whole cost of adding
+one, and a plug-in's settings are checked exactly like a built-in's. A plug-in may omit
+``role`` (then a cause) and ``Settings`` (then it takes none, and any key in its table
+is an error). Metrics never do I/O: everything they may read is in the
+:class:`~aem.metrics.context.MetricContext`, whose queries are computed once per session
+and shared by every metric. Register a metric in the ``aem.metrics`` entry-point group
+(as the built-ins are) or list it in ``metrics.plugins`` (``"package.module:attribute"``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from functools import cached_property
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar, cast, runtime_checkable
 
-from aem.cases import Case
-from aem.config import AemConfig
-from aem.model import MetricResult, Outcome, Session, Turn
+from pydantic import BaseModel, ConfigDict
 
-if TYPE_CHECKING:
-    from aem.compare import SemanticComparator
+from aem.metrics.context import MetricContext
+from aem.model import MetricResult, Outcome, Turn
+
+Role = Literal["cause", "observation"]
+CAUSE: Role = "cause"
+OBSERVATION: Role = "observation"
+# Where a plug-in's results go among a turn's results when it declares no precedence.
+DEFAULT_PRECEDENCE = 100
 
 
-@dataclass
-class MetricContext:
-    """What a metric may read: the session, its case, the configuration, shared tools."""
+class MetricSettings(BaseModel):
+    """Base of every metric's settings: a misspelt key fails at load, values are frozen."""
 
-    session: Session
-    case: Case | None
-    config: AemConfig
-    comparator_factory: Any = None
-    shared: dict[str, Any] = field(default_factory=dict)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    @cached_property
-    def comparator(self) -> SemanticComparator:
-        if self.comparator_factory is not None:
-            comparator: SemanticComparator = self.comparator_factory()
-            return comparator
-        from aem.compare import SemanticComparator
 
-        return SemanticComparator(self.config.compare)
+class NoSettings(MetricSettings):
+    """The settings of a metric that has none: any key in its table is an error."""
 
 
 @runtime_checkable
 class Metric(Protocol):
+    """What the evaluator runs. ``role``, ``Settings`` and ``precedence`` are optional
+    class attributes read by the registry (see the module docstring)."""
+
     name: str
 
     def evaluate(self, context: MetricContext) -> Iterable[MetricResult]: ...
+
+
+S = TypeVar("S", bound=BaseModel)
+
+
+class BaseMetric(Generic[S]):
+    """Optional base: the declarations with their defaults, and ``self.settings``.
+
+    A subclass sets ``name`` and, as needed, ``role``, ``precedence`` and ``Settings``;
+    ``Metric()`` then runs with the default settings, ``Metric(settings)`` with others.
+    """
+
+    name: ClassVar[str]
+    role: ClassVar[Role] = CAUSE
+    precedence: ClassVar[int] = DEFAULT_PRECEDENCE
+    Settings: ClassVar[type[BaseModel]] = NoSettings
+
+    def __init__(self, settings: S | None = None) -> None:
+        self.settings: S = settings if settings is not None else cast(S, self.Settings())
+
+    def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:
+        raise NotImplementedError
+
+
+def role_of(metric: object) -> Role:
+    """A metric's declared role; plug-ins written before roles existed are causes."""
+    role = getattr(metric, "role", CAUSE)
+    return OBSERVATION if role == OBSERVATION else CAUSE
 
 
 def result(
@@ -59,6 +95,7 @@ def result(
     threshold: float | None = None,
     evidence: list[Any] | None = None,
 ) -> MetricResult:
+    """A result on ``turn``; the one constructor metrics share so results look alike."""
     return MetricResult(
         name=name,
         turn_id=turn.turn_id,
@@ -68,3 +105,18 @@ def result(
         explanation=explanation,
         evidence=evidence or [],
     )
+
+
+__all__ = [
+    "CAUSE",
+    "DEFAULT_PRECEDENCE",
+    "OBSERVATION",
+    "BaseMetric",
+    "Metric",
+    "MetricContext",
+    "MetricSettings",
+    "NoSettings",
+    "Role",
+    "result",
+    "role_of",
+]

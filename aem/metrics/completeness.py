@@ -14,11 +14,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from pydantic import Field
+
 from aem.compare.extract import extract_values
 from aem.compare.settings import CompareSettings
-from aem.metrics.base import MetricContext, result
-from aem.metrics.support import Evidence as SeenValues
-from aem.model import Evidence, MetricResult, Outcome, TurnKind
+from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
+from aem.metrics.support import SeenValues
+from aem.model import Evidence, MetricResult, Outcome
 
 NAME = "correctness.completeness"
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
@@ -85,15 +87,22 @@ def _lexically_covered(point: str, answer: str, settings: CompareSettings) -> bo
     return wanted <= _content_words(answer)
 
 
-class Completeness:
+class CompletenessSettings(MetricSettings):
+    key_point_threshold: float = Field(
+        default=0.6,
+        ge=0.0,
+        le=1.0,
+        description="cosine similarity at or above which an answer sentence covers a key point",
+    )
+
+
+class Completeness(BaseMetric[CompletenessSettings]):
     name = NAME
+    precedence = 50
+    Settings = CompletenessSettings
 
     def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:
-        turns = context.session.turns
-        if not turns:
-            return
-        top = turns[0].context
-        answers = [t for t in turns if t.kind is TurnKind.ANSWER and t.context == top]
+        answers = context.answers
         if not answers:
             return
         final = answers[-1]
@@ -101,7 +110,7 @@ class Completeness:
         if not key_points:
             yield result(NAME, final, Outcome.SKIP, "the case has no key_points")
             return
-        threshold = context.config.metrics.completeness.key_point_threshold
+        threshold = self.settings.key_point_threshold
         # In a dialogue the task is answered over several messages: coverage is judged on
         # everything the agent told the user; the verdict lands on the final answer.
         said = "\n".join(t.text or "" for t in answers)
@@ -111,23 +120,8 @@ class Completeness:
                 NAME, final, Outcome.FAIL, "the answer is empty", score=0.0, threshold=threshold
             )
             return
-        covered: list[tuple[str, int, float]] = []
-        missing: list[tuple[str, int, float]] = []
-        settings = context.config.compare
-        masked = [_mask_values(s, settings) for s in sentences]
-        for point in key_points:
-            if _lexically_covered(point, said, settings):
-                covered.append((point, 0, 1.0))
-                continue
-            index, similarity = context.comparator.best_match(_mask_values(point, settings), masked)
-            (covered if similarity >= threshold else missing).append((point, index, similarity))
+        covered, missing = _coverage(context, key_points, said, sentences, threshold)
         score = len(covered) / len(key_points)
-        evidence = [
-            Evidence(
-                span_id=final.span_ids[0], expected=p, actual=sentences[i], detail=f"cosine {s:.2f}"
-            )
-            for p, i, s in missing
-        ]
         if missing:
             listed = "; ".join(f"{p!r} (best {s:.2f})" for p, _, s in missing)
             yield result(
@@ -137,7 +131,15 @@ class Completeness:
                 f"{len(missing)} of {len(key_points)} key points not covered: {listed}",
                 score=score,
                 threshold=threshold,
-                evidence=evidence,
+                evidence=[
+                    Evidence(
+                        span_id=final.span_ids[0],
+                        expected=p,
+                        actual=sentences[i],
+                        detail=f"cosine {s:.2f}",
+                    )
+                    for p, i, s in missing
+                ],
             )
         else:
             yield result(
@@ -148,3 +150,23 @@ class Completeness:
                 score=score,
                 threshold=threshold,
             )
+
+
+Coverage = list[tuple[str, int, float]]  # (key point, best sentence index, similarity)
+
+
+def _coverage(
+    context: MetricContext, key_points: list[str], said: str, sentences: list[str], threshold: float
+) -> tuple[Coverage, Coverage]:
+    """Key points covered and missed: by words and values first, else by embedding."""
+    covered: Coverage = []
+    missing: Coverage = []
+    settings = context.config.compare
+    masked = [_mask_values(s, settings) for s in sentences]
+    for point in key_points:
+        if _lexically_covered(point, said, settings):
+            covered.append((point, 0, 1.0))
+            continue
+        index, similarity = context.comparator.best_match(_mask_values(point, settings), masked)
+        (covered if similarity >= threshold else missing).append((point, index, similarity))
+    return covered, missing

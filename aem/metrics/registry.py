@@ -1,46 +1,126 @@
-"""Which metrics run: the built-ins, entry-point plug-ins, and configured plug-ins."""
+"""Which metrics run: everything in the ``aem.metrics`` entry-point group (the built-ins
+are registered there too) plus ``metrics.plugins``, each built from its checked settings.
+
+Why one path for built-ins and plug-ins: a plug-in then gets exactly what a built-in
+gets — its own ``[metrics."<name>"]`` table, validated against its own settings model
+at load, with errors that name the key.
+"""
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
 
-from aem.config import AemConfig
-from aem.metrics.base import Metric
+from pydantic import BaseModel, ValidationError
+
+from aem.config import MOVED_KEYS, AemConfig, ConfigError, closest, config_error, dotted_key
+from aem.metrics.base import (
+    CAUSE,
+    DEFAULT_PRECEDENCE,
+    OBSERVATION,
+    Metric,
+    MetricSettings,
+    NoSettings,
+    Role,
+)
 
 ENTRY_POINT_GROUP = "aem.metrics"
 
 
-def builtin_metrics() -> list[Metric]:
-    from aem.metrics.completeness import Completeness
-    from aem.metrics.tool_execution import ToolExecution
-    from aem.metrics.tool_set import ArgumentValidity, ToolChoice
-    from aem.metrics.truthfulness import Truthfulness
+@dataclass(frozen=True)
+class MetricSpec:
+    """A registered metric before it is built: its name, role, settings model, origin.
 
-    return [ToolExecution(), ToolChoice(), ArgumentValidity(), Truthfulness(), Completeness()]
+    ``precedence`` orders a turn's results (and so which failed metric names a root
+    cause first); ties keep registration order.
+    """
+
+    name: str
+    role: Role
+    settings_model: type[BaseModel]
+    precedence: int
+    origin: str
+    target: Any
+
+    def create(self, table: dict[str, Any]) -> Metric:
+        """Validate ``table`` against the settings model and build the metric."""
+        try:
+            settings = self.settings_model.model_validate(table)
+        except ValidationError as exc:
+            raise config_error(exc, ("metrics", self.name), self.settings_model) from exc
+        if not isinstance(self.target, type):
+            return self.target  # an instance: already built, takes no settings
+        if self.settings_model is NoSettings and not hasattr(self.target, "Settings"):
+            built: Metric = self.target()
+        else:
+            built = self.target(settings)
+        return built
 
 
-def _instantiate(obj: Any, origin: str) -> Metric:
-    candidate = obj() if isinstance(obj, type) else obj
-    if not isinstance(candidate, Metric):
-        raise TypeError(f"{origin} is not a metric (needs `name` and `evaluate(context)`)")
-    return candidate
+def describe(obj: Any, origin: str) -> MetricSpec:
+    """Read what a metric class (or instance) declares; reject what is not a metric."""
+    if not isinstance(obj, type) and not isinstance(obj, Metric):
+        raise ConfigError(f"{origin} is not a metric (needs `name` and `evaluate(context)`)")
+    name = getattr(obj, "name", None)
+    if not isinstance(name, str) or not callable(getattr(obj, "evaluate", None)):
+        raise ConfigError(f"{origin} is not a metric (needs `name` and `evaluate(context)`)")
+    role = getattr(obj, "role", CAUSE)
+    if role not in (CAUSE, OBSERVATION):
+        raise ConfigError(f"{origin}: role must be 'cause' or 'observation', not {role!r}")
+    model = getattr(obj, "Settings", NoSettings) if isinstance(obj, type) else NoSettings
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise ConfigError(f"{origin}: Settings must be a pydantic model ({MetricSettings})")
+    precedence = int(getattr(obj, "precedence", DEFAULT_PRECEDENCE))
+    return MetricSpec(name, role, model, precedence, origin, obj)
 
 
-def load_plugin(spec: str) -> Metric:
-    """``"package.module:attribute"`` → a metric instance (class, factory or instance)."""
+def load_plugin(spec: str) -> Any:
+    """``"package.module:attribute"`` → the object it names (a metric class or instance)."""
     module_name, _, attribute = spec.partition(":")
     if not attribute:
-        raise ValueError(f"metric plug-in {spec!r} must be 'module:attribute'")
-    module = importlib.import_module(module_name)
-    return _instantiate(getattr(module, attribute), spec)
+        raise ConfigError(f"metrics.plugins: {spec!r} must be 'module:attribute'")
+    try:
+        return getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"metrics.plugins: cannot load {spec!r}: {exc}") from exc
+
+
+def registered_metrics(plugins: Sequence[str] = ()) -> list[MetricSpec]:
+    """Every known metric: entry points (built-ins included), then configured plug-ins."""
+    specs = [
+        describe(ep.load(), f"entry point {ep.name} ({ep.value})")
+        for ep in entry_points(group=ENTRY_POINT_GROUP)
+    ]
+    specs.extend(describe(load_plugin(spec), spec) for spec in plugins)
+    seen: dict[str, str] = {}
+    for spec in specs:
+        if spec.name in seen:
+            raise ConfigError(
+                f"two metrics report as {spec.name!r}: {seen[spec.name]} and {spec.origin}"
+            )
+        seen[spec.name] = spec.origin
+    return sorted(specs, key=lambda s: s.precedence)
+
+
+def _unknown_metric(name: str, known: set[str], key: str) -> ConfigError:
+    moved = MOVED_KEYS.get(("metrics", name))
+    hint = f"; moved to {moved}" if moved else closest(name, known)
+    return ConfigError(f"{key}: unknown metric {name!r}{hint}")
 
 
 def resolve_metrics(config: AemConfig) -> list[Metric]:
-    metrics = builtin_metrics()
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        metrics.append(_instantiate(ep.load(), f"entry point {ep.name}"))
-    metrics.extend(load_plugin(spec) for spec in config.metrics.plugins)
+    """The metrics to run, built from their checked settings; errors name the key."""
+    specs = registered_metrics(config.metrics.plugins)
+    known = {s.name for s in specs}
+    tables = config.metrics.tables
+    for name in tables:
+        if name not in known:
+            raise _unknown_metric(name, known, dotted_key(("metrics", name)))
+    for name in config.metrics.disabled:
+        if name not in known:
+            raise _unknown_metric(name, known, "metrics.disabled")
     disabled = set(config.metrics.disabled)
-    return [m for m in metrics if m.name not in disabled]
+    return [s.create(tables.get(s.name, {})) for s in specs if s.name not in disabled]

@@ -76,7 +76,7 @@ def near_any(numbers: list[float], number: float, settings: CompareSettings) -> 
 
 
 @dataclass
-class Evidence:
+class SeenValues:
     """Normalised values from everything a turn could see."""
 
     numbers: list[float] = field(default_factory=list)
@@ -85,7 +85,7 @@ class Evidence:
     text: str = ""
 
     @classmethod
-    def gather(cls, texts: Iterable[str], settings: CompareSettings) -> Evidence:
+    def gather(cls, texts: Iterable[str], settings: CompareSettings) -> SeenValues:
         evidence = cls()
         chunks = []
         for text in texts:

@@ -4,17 +4,28 @@ Fails on error status, an ``exception`` event or ``error.type``. An empty result
 flagged only where the case expects data (case field ``expect_data``: tool names, or
 ``true`` for every tool) — an empty search result is often the right answer.
 A tool error the agent recovered from (a later call of the same tool in the same
-context succeeded) follows ``metrics.tool_execution.recovered_error_outcome``.
+context succeeded) follows ``[metrics.tool_execution] recovered_error_outcome``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Literal
 
-from aem.metrics.base import MetricContext, result
-from aem.model import Evidence, MetricResult, Outcome, Turn, TurnKind
+from pydantic import Field
+
+from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
+from aem.model import Evidence, MetricResult, Outcome, Turn
 
 NAME = "tool_execution"
+
+
+class ToolExecutionSettings(MetricSettings):
+    recovered_error_outcome: Literal["pass", "fail"] = Field(
+        default="pass",
+        description="a tool error the agent recovered from (a later call of the same tool "
+        "succeeded) is reported either way; `fail` also makes it a root cause",
+    )
 
 
 def _is_empty(value: object) -> bool:
@@ -28,49 +39,21 @@ def _expects_data(context: MetricContext, tool: str) -> bool:
     return isinstance(expected, list) and tool in expected
 
 
-class ToolExecution:
+class ToolExecution(BaseMetric[ToolExecutionSettings]):
     name = NAME
+    precedence = 10
+    Settings = ToolExecutionSettings
 
     def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:
-        turns = [t for t in context.session.turns if t.kind is TurnKind.TOOL_CALL and t.tool_call]
-        outcome_if_recovered = Outcome(
-            context.config.metrics.tool_execution.recovered_error_outcome
-        )
+        turns = context.tool_turns
         for position, turn in enumerate(turns):
             call = turn.tool_call
             assert call is not None
             if call.error:
-                recovery = _recovered_by(turn, turns[position + 1 :])
-                where = Evidence(span_id=turn.span_ids[0], field="status", actual=call.error)
-                label = (
-                    f"{call.error_type}: "
-                    if call.error_type and not call.error.startswith(call.error_type)
-                    else ""
-                )
-                if recovery is not None:
-                    yield result(
-                        NAME,
-                        turn,
-                        outcome_if_recovered,
-                        f"tool {call.name} failed ({label}{call.error}); recovered by "
-                        f"{recovery.turn_id}, a later successful call of the same tool",
-                        score=0.0 if outcome_if_recovered is Outcome.FAIL else 1.0,
-                        evidence=[where],
-                    )
-                else:
-                    yield result(
-                        NAME,
-                        turn,
-                        Outcome.FAIL,
-                        f"tool {call.name} failed: {label}{call.error}",
-                        score=0.0,
-                        evidence=[where],
-                    )
-                continue
-            if not call.executed and not call.has_result:
+                yield self._failed(turn, _recovered_by(turn, turns[position + 1 :]))
+            elif not call.executed and not call.has_result:
                 yield result(NAME, turn, Outcome.SKIP, "no tool span and no result in the trace")
-                continue
-            if call.has_result and _is_empty(call.result) and _expects_data(context, call.name):
+            elif call.has_result and _is_empty(call.result) and _expects_data(context, call.name):
                 yield result(
                     NAME,
                     turn,
@@ -81,8 +64,38 @@ class ToolExecution:
                         Evidence(span_id=turn.span_ids[0], field="result", actual=call.result)
                     ],
                 )
-                continue
-            yield result(NAME, turn, Outcome.PASS, f"tool {call.name} succeeded", score=1.0)
+            else:
+                yield result(NAME, turn, Outcome.PASS, f"tool {call.name} succeeded", score=1.0)
+
+    def _failed(self, turn: Turn, recovery: Turn | None) -> MetricResult:
+        """A failed call: a root cause, unless recovered and recoveries are configured to pass."""
+        call = turn.tool_call
+        assert call is not None and call.error is not None
+        where = Evidence(span_id=turn.span_ids[0], field="status", actual=call.error)
+        label = (
+            f"{call.error_type}: "
+            if call.error_type and not call.error.startswith(call.error_type)
+            else ""
+        )
+        if recovery is None:
+            return result(
+                NAME,
+                turn,
+                Outcome.FAIL,
+                f"tool {call.name} failed: {label}{call.error}",
+                score=0.0,
+                evidence=[where],
+            )
+        outcome = Outcome(self.settings.recovered_error_outcome)
+        return result(
+            NAME,
+            turn,
+            outcome,
+            f"tool {call.name} failed ({label}{call.error}); recovered by "
+            f"{recovery.turn_id}, a later successful call of the same tool",
+            score=0.0 if outcome is Outcome.FAIL else 1.0,
+            evidence=[where],
+        )
 
 
 def _recovered_by(turn: Turn, later: list[Turn]) -> Turn | None:

@@ -21,11 +21,10 @@ from collections.abc import Iterable, Iterator
 from datetime import date, datetime
 from typing import Any
 
-import networkx as nx
+from pydantic import Field
 
 from aem.compare.extract import StatedValue, extract_values
-from aem.metrics.base import MetricContext, result
-from aem.metrics.support import Evidence as SeenEvidence
+from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
 from aem.metrics.support import is_distinctive
 from aem.model import Evidence, MetricResult, Outcome, Turn, TurnKind
 
@@ -127,126 +126,124 @@ def _fact_values(facts: dict[str, Any], settings: Any) -> list[tuple[str, Stated
     return parsed
 
 
-class Truthfulness:
+class TruthfulnessSettings(MetricSettings):
+    require_support: bool = Field(
+        default=True,
+        description="reasoning and answer turns: every distinctive number, date or id they "
+        "state must be supported by what the turn could see (inputs, ancestor tool results, "
+        "documents)",
+    )
+    support_date_slack_days: int = Field(
+        default=1,
+        ge=0,
+        description='"a day later" is reasoning, not invention: a stated day this close to a '
+        "seen date counts as supported; 0 makes dates exact",
+    )
+
+
+_JUDGED = (TurnKind.REASONING, TurnKind.ANSWER, TurnKind.TOOL_CALL)
+
+
+class Truthfulness(BaseMetric[TruthfulnessSettings]):
     name = NAME
+    precedence = 40
+    Settings = TruthfulnessSettings
 
     def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:
-        if not context.config.metrics.truthfulness.enabled:
-            return
-        facts = context.case.facts if context.case else {}
+        reference = _fact_values(context.facts, context.config.compare)
+        for turn in context.session.turns:
+            if turn.kind in _JUDGED:
+                yield self._judge(context, turn, reference)
+
+    def _judge(
+        self, context: MetricContext, turn: Turn, reference: list[tuple[str, StatedValue]]
+    ) -> MetricResult:
+        """Contradicted facts first, then values nothing the turn saw supports."""
         settings = context.config.compare
-        tolerance = settings.number_rel_tol
-        judged = [
-            t
-            for t in context.session.turns
-            if t.kind in (TurnKind.REASONING, TurnKind.ANSWER, TurnKind.TOOL_CALL)
+        stated = list(_stated(turn, settings))
+        checks_support = self.settings.require_support and turn.kind is not TurnKind.TOOL_CALL
+        unsupported: list[Evidence] = []
+        blind = None
+        if checks_support:
+            unsupported, blind = self._unsupported(context, turn, stated)
+        if not reference and not unsupported:
+            if blind is not None:
+                return result(NAME, turn, Outcome.SKIP, blind)
+            if not checks_support:
+                return result(NAME, turn, Outcome.SKIP, "the case has no facts to check against")
+            return result(NAME, turn, Outcome.PASS, "every stated value is supported", score=1.0)
+        conflicts, agreements = _against_facts(
+            turn, stated, reference, context.facts, settings.number_rel_tol
+        )
+        if conflicts:
+            conflicts.extend(unsupported)
+            detail = "; ".join(
+                f"states {e.actual!r}{' as ' + str(e.field) if e.field != 'text' else ''} "
+                f"where the reference says {e.expected}"
+                for e in conflicts[:3]
+            )
+            return result(NAME, turn, Outcome.FAIL, detail, score=0.0, evidence=conflicts)
+        if unsupported:
+            detail = "; ".join(
+                f"states {e.actual!r}, which nothing the turn saw supports"
+                + (f" (closest: {e.expected!r})" if e.expected else "")
+                for e in unsupported[:3]
+            )
+            return result(NAME, turn, Outcome.FAIL, detail, score=0.0, evidence=unsupported)
+        note = (
+            f"{agreements} stated value(s) agree with the facts"
+            if agreements
+            else "states nothing the facts cover"
+        )
+        return result(NAME, turn, Outcome.PASS, note, score=1.0)
+
+    def _unsupported(
+        self, context: MetricContext, turn: Turn, stated: list[tuple[StatedValue, str | None]]
+    ) -> tuple[list[Evidence], str | None]:
+        """Distinctive stated values nothing the turn saw supports; or why it can't be judged."""
+        candidates = [value for value, _ in stated if is_distinctive(value)]
+        if not candidates:
+            return [], None
+        seen = context.seen(turn)
+        settings = context.config.compare
+        slack = self.settings.support_date_slack_days
+        missing = [
+            Evidence(
+                span_id=turn.span_ids[0],
+                field="text",
+                actual=value.raw,
+                expected=seen.values.closest(value),
+            )
+            for value in candidates
+            if not seen.values.supports(value, settings, date_slack_days=slack)
         ]
-        reference = _fact_values(facts, settings)
-        require_support = context.config.metrics.truthfulness.require_support
-        for turn in judged:
-            conflicts: list[Evidence] = []
-            agreements = 0
-            stated_values = list(_stated(turn, settings))
-            unsupported: list[Evidence] = []
-            missing_result = None
-            if require_support and turn.kind is not TurnKind.TOOL_CALL:
-                unsupported, missing_result = _unsupported(context, turn, stated_values, facts)
-            if not reference and not unsupported:
-                if missing_result is not None:
-                    yield result(NAME, turn, Outcome.SKIP, missing_result)
-                elif not require_support or turn.kind is TurnKind.TOOL_CALL:
-                    yield result(NAME, turn, Outcome.SKIP, "the case has no facts to check against")
-                else:
-                    yield result(
-                        NAME, turn, Outcome.PASS, "every stated value is supported", score=1.0
-                    )
-                continue
-            for stated, argument in stated_values:
-                for fact_name, fact in reference:
-                    verdict = _conflict(stated, fact_name, fact, argument, tolerance)
-                    if verdict is True:
-                        conflicts.append(
-                            Evidence(
-                                span_id=turn.span_ids[0],
-                                field=argument or "text",
-                                expected=f"{fact_name}={facts[fact_name]}",
-                                actual=stated.raw,
-                            )
-                        )
-                    elif verdict is False:
-                        agreements += 1
-            if unsupported and not conflicts:
-                detail = "; ".join(
-                    f"states {e.actual!r}, which nothing the turn saw supports"
-                    + (f" (closest: {e.expected!r})" if e.expected else "")
-                    for e in unsupported[:3]
-                )
-                yield result(NAME, turn, Outcome.FAIL, detail, score=0.0, evidence=unsupported)
-                continue
-            if conflicts:
-                conflicts.extend(unsupported)
-                detail = "; ".join(
-                    f"states {e.actual!r}{' as ' + str(e.field) if e.field != 'text' else ''} "
-                    f"where the reference says {e.expected}"
-                    for e in conflicts[:3]
-                )
-                yield result(NAME, turn, Outcome.FAIL, detail, score=0.0, evidence=conflicts)
-            else:
-                note = (
-                    f"{agreements} stated value(s) agree with the facts"
-                    if agreements
-                    else "states nothing the facts cover"
-                )
-                yield result(NAME, turn, Outcome.PASS, note, score=1.0)
+        if missing and seen.blind is not None:
+            return [], f"cannot judge unsupported values: {seen.blind}"
+        return missing, None
 
 
-def _unsupported(
-    context: MetricContext,
+def _against_facts(
     turn: Turn,
     stated: list[tuple[StatedValue, str | None]],
+    reference: list[tuple[str, StatedValue]],
     facts: dict[str, Any],
-) -> tuple[list[Evidence], str | None]:
-    """Distinctive stated values nothing the turn saw supports; or why it can't be judged."""
-    candidates = [value for value, _ in stated if is_distinctive(value)]
-    if not candidates:
-        return [], None
-    session = context.session
-    graph = session.graph
-    ancestors = nx.ancestors(graph, turn.turn_id) if graph is not None else set()
-    by_id = {t.turn_id: t for t in session.turns}
-    texts = [*turn.seen_inputs, *session.user_inputs, *(str(v) for v in facts.values())]
-    blind = None
-    for ancestor_id in ancestors:
-        ancestor = by_id[ancestor_id]
-        call = ancestor.tool_call
-        if call is not None:
-            if call.has_result:
-                texts.append(call.result_raw or "")
-                texts.append(call.arguments_raw or "")
-            elif not call.error:
-                blind = f"{ancestor.turn_id} ({call.name}) has no result in the trace"
-        texts.extend(d.content for d in ancestor.documents)
-        if ancestor.text:
-            texts.append(ancestor.text)
-    settings = context.config.compare
-    cache_key = f"seen:{turn.turn_id}"
-    seen = context.shared.get(cache_key)
-    if seen is None:
-        seen = context.shared[cache_key] = SeenEvidence.gather(texts, settings)
-    missing = [
-        Evidence(
-            span_id=turn.span_ids[0],
-            field="text",
-            actual=value.raw,
-            expected=seen.closest(value),
-        )
-        for value in candidates
-        if not seen.supports(
-            value,
-            settings,
-            date_slack_days=context.config.metrics.truthfulness.support_date_slack_days,
-        )
-    ]
-    if missing and blind is not None:
-        return [], f"cannot judge unsupported values: {blind}"
-    return missing, None
+    tolerance: float,
+) -> tuple[list[Evidence], int]:
+    """Stated values that contradict a reference fact, and how many agree with one."""
+    conflicts: list[Evidence] = []
+    agreements = 0
+    for value, argument in stated:
+        for fact_name, fact in reference:
+            verdict = _conflict(value, fact_name, fact, argument, tolerance)
+            if verdict is True:
+                conflicts.append(
+                    Evidence(
+                        span_id=turn.span_ids[0],
+                        field=argument or "text",
+                        expected=f"{fact_name}={facts[fact_name]}",
+                        actual=value.raw,
+                    )
+                )
+            elif verdict is False:
+                agreements += 1
+    return conflicts, agreements

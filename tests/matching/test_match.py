@@ -11,8 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aem.cases import ExpectedToolCall
-from aem.compare import MatchSettings
-from aem.matching import ActualCall, match_tool_calls
+from aem.matching import ActualCall, MatchSettings, match_tool_calls
 
 
 def call(name: str, **arguments: object) -> dict[str, Any]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from aem.compare.settings import MatchSettings
 from aem.matching import ActualCall, match_tool_calls
+from aem.matching.settings import MatchSettings
 
 EXPECTED = [
     {

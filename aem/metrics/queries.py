@@ -1,0 +1,145 @@
+"""Queries about a session that several metrics ask: one definition each.
+
+Why here and not in each metric: "the final answer", "the tool calls" and "the tool-set
+match" must mean the same for every metric, or two metrics judge different turns for
+the same question. :class:`~aem.metrics.context.MetricContext` caches each answer per
+session; these functions are the uncached definitions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import networkx as nx
+
+from aem.cases import Case, ExpectedToolCall
+from aem.compare.core import SemanticComparator
+from aem.compare.settings import CompareSettings
+from aem.matching import ActualCall, ToolSetMatch, match_tool_calls
+from aem.matching.settings import MatchSettings
+from aem.metrics.support import SeenValues
+from aem.model import Session, Turn, TurnKind
+
+
+def tool_turns(session: Session) -> list[Turn]:
+    """The session's tool-call turns (those carrying a call), in session order."""
+    return [t for t in session.turns if t.kind is TurnKind.TOOL_CALL and t.tool_call]
+
+
+def top_context_turns(session: Session) -> list[Turn]:
+    """Turns of the top-level agent context: the agent the user talked to."""
+    turns = session.turns
+    return [t for t in turns if t.context == turns[0].context] if turns else []
+
+
+def answers_to_user(session: Session) -> list[Turn]:
+    """Answer turns of the top-level context; a sub-agent's answer is not the user's."""
+    return [t for t in top_context_turns(session) if t.kind is TurnKind.ANSWER]
+
+
+def final_turn(session: Session) -> Turn | None:
+    """Where the task ended: the last answer to the user, else the last top-level turn.
+
+    A verdict about the session as a whole (an expected call never made) lands here.
+    """
+    answers = answers_to_user(session)
+    if answers:
+        return answers[-1]
+    top = top_context_turns(session)
+    return top[-1] if top else None
+
+
+@dataclass(frozen=True)
+class SessionMatch:
+    """The session's tool-set match and how its indexes map back to turns and the case.
+
+    ``turns[j]`` made actual call ``j``; expected call ``i`` of the match is the case's
+    expected call ``kept[i]`` (calls outside ``match_tools`` are not given to the matcher).
+    """
+
+    match: ToolSetMatch
+    turns: list[Turn]
+    kept: list[int]
+    expected: list[ExpectedToolCall]
+
+    def expected_call(self, i: int) -> ExpectedToolCall:
+        return self.expected[self.kept[i]]
+
+
+def compared_turns(session: Session, settings: MatchSettings) -> list[Turn]:
+    """Tool turns given to the matcher: a rejected call changed no state, so it is left
+    out unless ``matching.count_failed_calls``."""
+    return [
+        t
+        for t in tool_turns(session)
+        if settings.count_failed_calls or not (t.tool_call and t.tool_call.error)
+    ]
+
+
+def match_session(
+    session: Session, case: Case | None, comparator: SemanticComparator, settings: MatchSettings
+) -> SessionMatch | None:
+    """Match the case's expected calls against the session's calls; None without them."""
+    if case is None or case.expected_tool_calls is None:
+        return None
+    turns = compared_turns(session, settings)
+    actual = [
+        ActualCall(name=t.tool_call.name, arguments=t.tool_call.arguments, ref=t.turn_id)
+        for t in turns
+        if t.tool_call is not None
+    ]
+    # ``match_tools`` scopes both sides: expected calls to other tools (read-only lookups
+    # a reference happened to list) are not compared either.
+    scope = set(case.match_tools) if case.match_tools is not None else None
+    expected = case.expected_tool_calls
+    kept = [i for i, c in enumerate(expected) if scope is None or c.name in scope]
+    position = {original: new for new, original in enumerate(kept)}
+    match = match_tool_calls(
+        [expected[i].model_dump() for i in kept],
+        actual,
+        order=[
+            (position[a], position[b]) for a, b in case.order if a in position and b in position
+        ],
+        match_tools=case.match_tools,
+        comparator=comparator,
+        settings=settings,
+    )
+    return SessionMatch(match, turns, kept, expected)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What a turn could see, normalised, and why it cannot be judged if it cannot.
+
+    ``blind`` names an ancestor tool call that ran but left no result in the trace:
+    a value the turn states may come from it, so "unsupported" would be a guess.
+    """
+
+    values: SeenValues
+    blind: str | None
+
+
+def seen_by(
+    session: Session, turn: Turn, facts: dict[str, object], settings: CompareSettings
+) -> Seen:
+    """Everything ``turn`` could see: its model input, the user's messages, the case's
+    facts, and the results, arguments, documents and text of its ancestors in the graph."""
+    graph = session.graph
+    ancestors: Iterable[str] = nx.ancestors(graph, turn.turn_id) if graph is not None else ()
+    by_id = {t.turn_id: t for t in session.turns}
+    texts = [*turn.seen_inputs, *session.user_inputs, *(str(v) for v in facts.values())]
+    blind = None
+    for ancestor_id in ancestors:
+        ancestor = by_id[ancestor_id]
+        call = ancestor.tool_call
+        if call is not None:
+            if call.has_result:
+                texts.append(call.result_raw or "")
+                texts.append(call.arguments_raw or "")
+            elif not call.error:
+                blind = f"{ancestor.turn_id} ({call.name}) has no result in the trace"
+        texts.extend(d.content for d in ancestor.documents)
+        if ancestor.text:
+            texts.append(ancestor.text)
+    return Seen(SeenValues.gather(texts, settings), blind)

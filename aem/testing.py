@@ -1,0 +1,155 @@
+"""Builders for testing metrics without writing OTLP JSON: turns, sessions, cases.
+
+Why: a metric reads turns, not spans, so its tests should state the turns they mean
+(``make_tool_call("get_weather", {"city": "Paris"}, result={"temp": 14})``) instead of
+rewriting a sample trace and hoping the collectors map it as intended. The same
+builders serve plug-in authors: ``run_metric(MyMetric(), make_session(...))``.
+
+    >>> session = make_session(
+    ...     make_tool_call("add", {"a": 2, "b": 3}, result=5),
+    ...     make_turn("answer", text="2+3=5"),
+    ... )
+    >>> [(t.turn_id, t.kind.value) for t in session.turns]
+    [('t1', 'tool_call'), ('t2', 'answer')]
+    >>> sorted(session.graph.edges)
+    [('t1', 't2')]
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import networkx as nx
+
+from aem.cases import Case
+from aem.config import AemConfig
+from aem.metrics.base import Metric
+from aem.metrics.context import MetricContext
+from aem.model import Document, MetricResult, Session, ToolCall, Turn, TurnKind
+
+__all__ = ["make_case", "make_session", "make_tool_call", "make_turn", "run_metric"]
+
+SESSION_ID = "s1"
+_NO_RESULT: Any = object()
+
+
+def _raw(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def make_turn(
+    kind: TurnKind | str = TurnKind.ANSWER,
+    name: str | None = None,
+    *,
+    text: str | None = None,
+    tool_call: ToolCall | None = None,
+    context: str = "",
+    seen_inputs: Sequence[str] = (),
+    documents: Sequence[str] = (),
+    turn_id: str = "",
+) -> Turn:
+    """One turn; ``make_session`` numbers it (``t1``, ``t2`` …) unless ``turn_id`` is set.
+
+    ``context`` is the agent context (sub-agents have their own); ``seen_inputs`` is what
+    the model was shown (user messages, tool results) when it produced this turn.
+    """
+    kind = TurnKind(kind)
+    return Turn(
+        turn_id=turn_id,
+        index=0,
+        kind=kind,
+        name=name or (tool_call.name if tool_call else kind.value),
+        span_ids=[f"span-{turn_id}"],
+        trace_id="0" * 32,
+        context=context,
+        text=text,
+        tool_call=tool_call,
+        documents=[Document(content=d) for d in documents],
+        seen_inputs=list(seen_inputs),
+    )
+
+
+def make_tool_call(
+    name: str,
+    arguments: Mapping[str, Any] | None = None,
+    *,
+    result: Any = _NO_RESULT,
+    error: str | None = None,
+    error_type: str | None = None,
+    executed: bool = True,
+    context: str = "",
+    turn_id: str = "",
+) -> Turn:
+    """A tool-call turn: the call, and its result or error (omit both: no result seen)."""
+    call = ToolCall(
+        name=name,
+        arguments=dict(arguments or {}),
+        arguments_raw=json.dumps(dict(arguments or {})),
+        has_result=result is not _NO_RESULT,
+        result=None if result is _NO_RESULT else result,
+        result_raw=None if result is _NO_RESULT else _raw(result),
+        error=error,
+        error_type=error_type,
+        executed=executed,
+    )
+    return make_turn(TurnKind.TOOL_CALL, name, tool_call=call, context=context, turn_id=turn_id)
+
+
+def make_session(
+    *turns: Turn,
+    edges: Iterable[tuple[str, str]] | None = None,
+    session_id: str = SESSION_ID,
+    tool_definitions: Mapping[str, Any] | None = None,
+    user_inputs: Sequence[str] = (),
+) -> Session:
+    """A session of ``turns`` in order, with its turn graph.
+
+    Without ``edges`` each turn consumed the previous one's output (the plain agent loop:
+    ``t1 → t2 → …``); pass ``edges`` (turn-id pairs) to state the dependencies instead.
+    """
+    numbered = [
+        t.model_copy(
+            update={
+                "turn_id": t.turn_id or f"t{i}",
+                "index": i - 1,
+                "span_ids": [f"span-{t.turn_id or f't{i}'}"],
+            }
+        )
+        for i, t in enumerate(turns, start=1)
+    ]
+    ids = [t.turn_id for t in numbered]
+    graph = nx.DiGraph()
+    graph.add_nodes_from(ids)
+    graph.add_edges_from(edges if edges is not None else itertools.pairwise(ids))
+    return Session(
+        session_id=session_id,
+        session_key="gen_ai.conversation.id",
+        fallback=False,
+        spans=[],
+        turns=numbered,
+        tool_definitions=dict(tool_definitions or {}),
+        user_inputs=list(user_inputs),
+        graph=graph,
+    )
+
+
+def make_case(session_id: str = SESSION_ID, **fields: Any) -> Case:
+    """A case for ``session_id`` with the given fields (``expected_tool_calls``, ``facts``,
+    ``key_points`` …), validated exactly as a cases file is."""
+    return Case.model_validate({"session_id": session_id, **fields})
+
+
+def run_metric(
+    metric: Metric,
+    session: Session,
+    case: Case | None = None,
+    config: AemConfig | None = None,
+) -> list[MetricResult]:
+    """The results ``metric`` gives on ``session`` (no propagation, no report)."""
+    context = MetricContext(session=session, case=case, config=config or AemConfig())
+    return list(metric.evaluate(context))
