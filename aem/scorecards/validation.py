@@ -28,7 +28,7 @@ class Violation:
     message: str
 
     def __str__(self) -> str:
-        return f"[{self.code}] {self.message}"
+        return f"{self.code}: {self.message}"
 
 
 def _names(names: list[str]) -> str:
@@ -48,7 +48,9 @@ def check(config: ScorecardConfig, definition: PipelineDefinition) -> list[Viola
                 )
             ]
         return []
-    return [*_participation(config, definition), *_scale(config, definition)]
+    found = _participation(config, definition)
+    # The scale is derived from the participation list: judge it only once the list is right.
+    return found or _scale(config, definition)
 
 
 def _participation(config: ScorecardConfig, definition: PipelineDefinition) -> list[Violation]:
