@@ -122,7 +122,7 @@ def test_a_misspelt_key_is_an_error_naming_it(tmp_path: Path, pipeline: Path) ->
 def test_audit_refuses_a_config_check_would_refuse(tmp_path: Path, pipeline: Path) -> None:
     weights = {k: v for k, v in ALL_LISTED.items() if k != "greeting"}
     config = write_config(tmp_path / "c.toml", weights, definition=pipeline)
-    code, out, err = cli(
+    code, _out, err = cli(
         "audit", str(SAMPLE_DIR), "--scorecard", str(config), "--store", str(tmp_path / "s.db")
     )
     assert code == 2

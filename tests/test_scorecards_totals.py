@@ -63,7 +63,7 @@ def test_pending_lists_the_blocking_step_and_shows_no_number(samples: tuple[Path
     assert call["total"] is None and call["percent"] is None and call["passed"] is None
     listed = show(store)["call-1003"]
     assert listed["state"] == "pending" and listed["latest"] is None
-    code, out, _ = cli("scorecard", "show", "--store", str(store))
+    _code, out, _ = cli("scorecard", "show", "--store", str(store))
     row = next(line for line in out.splitlines() if "call-1003" in line)
     assert (
         "pending" in row
@@ -109,14 +109,13 @@ def test_a_weight_0_step_is_listed_and_not_counted(tmp_path: Path) -> None:
     pipeline = write_pipeline(tmp_path / "p.yaml", {**STANDARD, "upsell": {"offered": 10}})
     weights = {**NON_SCORING, "greeting": 1, "resolution": 1, "upsell": 0}
     config = write_config(tmp_path / "c.toml", weights, definition=pipeline)
-    steps = support_steps((8, 9), (13, 8)) + [
-        StepRun("upsell", "llm_analysis", scores={"offered": (10, 10)})
-    ]
+    upsell = StepRun("upsell", "llm_analysis", scores={"offered": (10, 10)})
+    steps = [*support_steps((8, 9), (13, 8)), upsell]
     run = write_run(tmp_path / "run.otlp.jsonl", "conv-w0", steps)
     total = audit_totals(tmp_path / "s.db", config, run)["conv-w0"]["total"]
     assert (total["total"], total["max"], total["percent"]) == (38, 45, 84.4)
-    upsell = next(s for s in total["steps"] if s["step"] == "upsell")
-    assert upsell["weight"] == 0 and not upsell["counted"] and upsell["score"] == 10
+    line = next(s for s in total["steps"] if s["step"] == "upsell")
+    assert line["weight"] == 0 and not line["counted"] and line["score"] == 10
 
 
 def test_a_weight_0_step_without_result_does_not_hold_the_total(tmp_path: Path) -> None:

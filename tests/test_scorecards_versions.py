@@ -91,7 +91,7 @@ def test_the_store_records_its_schema_version_and_refuses_a_newer_one(tmp_path: 
 
 def test_the_store_path_comes_from_the_environment(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("AEM_STORE", str(tmp_path / "env.sqlite"))
-    code, out, err = cli(
+    code, _out, err = cli(
         "audit", str(SAMPLE_DIR), "--scorecard", str(SAMPLE_CONFIG), "--json", "--no-progress"
     )
     assert code == 0, err
