@@ -56,3 +56,69 @@ def test_broken_plugin_is_an_error_outcome_not_a_crash(tmp_path: Path, monkeypat
         if m["name"] == "team.boom"
     }
     assert outcomes == {"error"} and code == 0
+
+
+TEAM_METRIC = """
+from typing import Literal
+
+from aem.metrics.base import BaseMetric, MetricSettings, result
+from aem.model import Outcome
+
+
+class BannedSettings(MetricSettings):
+    tool: str = "add"
+    severity: Literal["fail", "skip"] = "fail"
+
+
+class Banned(BaseMetric[BannedSettings]):
+    name = "team.banned_tool"
+    Settings = BannedSettings
+
+    def evaluate(self, context):
+        for turn in context.tool_turns:
+            if turn.name == self.settings.tool:
+                yield result(self.name, turn, Outcome(self.settings.severity), "banned")
+
+
+class BannedNote(Banned):
+    name = "team.banned_note"
+    role = "observation"
+"""
+
+
+def _team(tmp_path: Path, monkeypatch, toml: str) -> tuple[int, dict, str]:
+    (tmp_path / "team_banned.py").write_text(TEAM_METRIC)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = tmp_path / "aem.toml"
+    config.write_text(toml)
+    try:
+        return run_audit(str(SAMPLES / "weather_genai.otlp.jsonl"), "--config", str(config))
+    finally:
+        sys.modules.pop("team_banned", None)
+
+
+def test_a_plugin_owns_its_settings_table(tmp_path: Path, monkeypatch) -> None:
+    plugins = '[metrics]\nplugins = ["team_banned:Banned"]\n'
+    code, report, _ = _team(
+        tmp_path, monkeypatch, plugins + '[metrics."team.banned_tool"]\ntool = "get_weather"\n'
+    )
+    weather = session(report, "weather-genai")
+    assert weather["root_causes"][0]["name"] == "get_weather" and code == 1
+    code, _, err = _team(
+        tmp_path, monkeypatch, plugins + '[metrics."team.banned_tool"]\ntol = "x"\n'
+    )
+    assert code == 2 and 'metrics."team.banned_tool".tol: unknown setting' in " ".join(err.split())
+    code, _, err = _team(
+        tmp_path, monkeypatch, plugins + '[metrics."team.banned_tool"]\nseverity = "loud"\n'
+    )
+    assert code == 2 and "severity" in err
+
+
+def test_an_observation_is_reported_but_never_a_root_cause(tmp_path: Path, monkeypatch) -> None:
+    code, report, _ = _team(
+        tmp_path, monkeypatch, '[metrics]\nplugins = ["team_banned:BannedNote"]\n'
+    )
+    weather = session(report, "weather-genai")
+    add = next(t for t in weather["turns"] if t["name"] == "add")
+    assert any(m["name"] == "team.banned_note" and m["outcome"] == "fail" for m in add["metrics"])
+    assert add["label"] == "ok" and weather["root_causes"] == [] and code == 0
