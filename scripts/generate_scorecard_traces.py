@@ -61,7 +61,7 @@ class StepRun:
     running: bool = False
 
 
-def _attributes(conversation: str, step: StepRun) -> dict[str, object]:
+def step_attributes(conversation: str, step: StepRun) -> dict[str, object]:
     attrs: dict[str, object] = {
         "gen_ai.conversation.id": conversation,
         c.PIPELINE_NAME: PIPELINE,
@@ -81,7 +81,7 @@ def _attributes(conversation: str, step: StepRun) -> dict[str, object]:
     return attrs
 
 
-def _events(span: object, step: StepRun, when: int) -> None:
+def add_result_events(span: object, step: StepRun, when: int) -> None:
     for name, (value, maximum) in step.scores.items():
         span.add_event(  # type: ignore[attr-defined]
             c.EVALUATION_EVENT,
@@ -110,11 +110,11 @@ def record_run(
         for step in steps:
             span = tracer.start_span(
                 f"{step.kind} {step.name}",
-                attributes=_attributes(conversation, step),  # type: ignore[arg-type]
+                attributes=step_attributes(conversation, step),  # type: ignore[arg-type]
                 start_time=session.clock.advance(2),
             )
             if step.as_events:
-                _events(span, step, session.clock.advance(40))
+                add_result_events(span, step, session.clock.advance(40))
             if step.failed:
                 span.set_status(Status(StatusCode.ERROR, step.failed))
             if not step.running:

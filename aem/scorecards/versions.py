@@ -135,6 +135,17 @@ class ScorecardStore:
             return {}
         return {k: StepResult.model_validate(v) for k, v in json.loads(str(rows[0][0])).items()}
 
+    def root(self, pipeline: str, conversation: str) -> tuple[str, str] | None:
+        """The run's root span (the first one seen): where live totals are attached."""
+        rows = self.store.read(
+            "SELECT root_trace_id, root_span_id FROM scorecard_conversations "
+            "WHERE pipeline = ? AND conversation = ?",
+            (pipeline, conversation),
+        )
+        if not rows or not rows[0][0] or not rows[0][1]:
+            return None
+        return str(rows[0][0]), str(rows[0][1])
+
     def record(
         self,
         total: Total,
@@ -153,8 +164,8 @@ class ScorecardStore:
                 "INSERT INTO scorecard_conversations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (pipeline, conversation) DO UPDATE SET state = excluded.state, "
                 "blocking_steps = excluded.blocking_steps, results = excluded.results, "
-                "root_trace_id = coalesce(excluded.root_trace_id, root_trace_id), "
-                "root_span_id = coalesce(excluded.root_span_id, root_span_id), "
+                "root_trace_id = coalesce(root_trace_id, excluded.root_trace_id), "
+                "root_span_id = coalesce(root_span_id, excluded.root_span_id), "
                 "updated_at = excluded.updated_at",
                 (
                     *key,

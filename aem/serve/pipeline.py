@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from aem.model import ClosedSession, InputIssue, SessionReport
+from aem.model import ClosedSession, InputIssue, SessionReport, SpanRecord
 from aem.serve.ops import ServeMetrics
 from aem.serve.queues import SpanQueue
 from aem.serve.sinks.records import verdict_items
@@ -67,6 +67,8 @@ class Pipeline:
         self._metrics = metrics
         self._on_committed = on_committed
         self._late: list[tuple[str, str]] = []
+        # Sees every span as it is assembled (live scorecards, aem.serve.scorecards).
+        self.on_spans: Callable[[list[SpanRecord]], None] | None = None
         self.assembler = SessionAssembler(
             idle=limits.idle_seconds,
             max_lifetime=limits.max_lifetime_seconds,
@@ -121,6 +123,8 @@ class Pipeline:
             self.assembler.add(span, now)
             self.spans_in_flight += self.assembler.spans_added - before
             n += 1
+            if self.on_spans is not None:
+                self.on_spans([span])
         self._forget_late()
         return n
 
@@ -149,6 +153,9 @@ class Pipeline:
                     for span in batch:
                         self.assembler.add(span, now)
                 self.spans_in_flight += self.assembler.spans_added - before
+            if self.on_spans is not None:
+                for batch in batches:
+                    self.on_spans(batch)
             self._forget_late()
             if stopping and not batches:
                 break

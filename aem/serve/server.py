@@ -23,6 +23,7 @@ from aem.serve.intake import Intake
 from aem.serve.ops import ServeMetrics
 from aem.serve.pipeline import Evaluate, Pipeline, PipelineLimits
 from aem.serve.queues import SpanQueue
+from aem.serve.scorecards import scorecard_tracker
 from aem.serve.settings import ServeSettings
 from aem.serve.sinks.base import Sink
 from aem.serve.sinks.outbox import Outbox, RetryPolicy
@@ -92,6 +93,9 @@ class LiveServer:
             on_committed=self.outbox.notify,
         )
         self.metrics.gauge("aem_verdicts_pending", "verdict items not yet delivered", self._pending)
+        self.scorecards = scorecard_tracker(settings, [s.name for s in sinks], self.outbox.notify)
+        if self.scorecards is not None:
+            self.pipeline.on_spans = self.scorecards.observe
         self._ready = False
         self._grpc: Any = None
         self._http: Any = None
@@ -110,6 +114,8 @@ class LiveServer:
 
     def start(self) -> None:
         self.outbox.start()
+        if self.scorecards is not None:
+            self.scorecards.start()
         replayed = self.pipeline.replay()
         if replayed:
             log.info(
@@ -153,6 +159,8 @@ class LiveServer:
             drain=self.settings.drain_open_sessions,
             timeout=max(0.0, deadline - time.monotonic()),
         )
+        if self.scorecards is not None:
+            self.scorecards.stop(max(0.0, deadline - time.monotonic()))
         flushed = self.outbox.flush(max(0.0, deadline - time.monotonic()))
         self.pruner.stop()
         self.outbox.close()

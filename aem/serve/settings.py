@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
+from aem.store import default_store_path
+
 MiB = 1024 * 1024
 
 
@@ -119,6 +121,15 @@ class ServeSettings(BaseModel):
     delivery_retry_max_seconds: float = Field(30.0, gt=0)
     delivery_poll_seconds: float = Field(0.2, gt=0)
 
+    # --- level-2 scorecards (docs/scorecards.md) ---------------------------------------
+    scorecard: Path | None = Field(
+        None, description="scorecard config: keep live totals of that pipeline's step spans"
+    )
+    store_path: Path = Field(
+        default_factory=default_store_path,
+        description="results store for scorecard totals (default: $AEM_STORE, else aem.sqlite)",
+    )
+
     # --- operations --------------------------------------------------------------------
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO")
 
@@ -128,6 +139,15 @@ class ServeSettings(BaseModel):
         from aem.serve.sinks.registry import validate_sink_settings
 
         return dict(validate_sink_settings(value))
+
+    @field_validator("scorecard")
+    @classmethod
+    def _scorecard(cls, value: Path | None) -> Path | None:
+        if value is not None:
+            from aem.scorecards.scorecard import load_scorecard
+
+            load_scorecard(value)  # refused here, with every reason, before serving
+        return value
 
     @model_validator(mode="after")
     def _check(self) -> ServeSettings:

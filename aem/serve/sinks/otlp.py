@@ -75,6 +75,7 @@ def event_attributes(payload: Mapping[str, Any], key: str) -> dict[str, Any]:
         attrs["error.type"] = "aem.evaluation_error"
     if not payload.get("session_key_fallback"):
         attrs["gen_ai.conversation.id"] = payload["session_id"]
+    attrs.update(payload.get("attributes") or {})  # an item's own extras (scorecard totals)
     return attrs
 
 
@@ -97,6 +98,7 @@ def span_attributes(payload: Mapping[str, Any], key: str) -> dict[str, Any]:
         attrs["aem.root_cause.span_ids"] = list(roots)
     if payload.get("cut"):
         attrs["aem.session.cut"] = True
+    attrs.update(payload.get("attributes") or {})
     return attrs
 
 
