@@ -76,7 +76,7 @@ def make_turn(
 
 def make_tool_call(
     name: str,
-    arguments: Mapping[str, Any] | None = None,
+    arguments: Mapping[str, Any] | str | None = None,
     *,
     result: Any = _NO_RESULT,
     error: str | None = None,
@@ -85,11 +85,15 @@ def make_tool_call(
     context: str = "",
     turn_id: str = "",
 ) -> Turn:
-    """A tool-call turn: the call, and its result or error (omit both: no result seen)."""
+    """A tool-call turn: the call, and its result or error (omit both: no result seen).
+
+    ``arguments`` as a string is kept as the trace gave it (JSON text, or not JSON at all).
+    """
+    args: Any = arguments if isinstance(arguments, str) else dict(arguments or {})
     call = ToolCall(
         name=name,
-        arguments=dict(arguments or {}),
-        arguments_raw=json.dumps(dict(arguments or {})),
+        arguments=args,
+        arguments_raw=_raw(args),
         has_result=result is not _NO_RESULT,
         result=None if result is _NO_RESULT else result,
         result_raw=None if result is _NO_RESULT else _raw(result),
