@@ -44,6 +44,9 @@ def audit(
     ] = None,
     json_: Annotated[bool, typer.Option("--json", help="print the JSON report to stdout")] = False,
     out: Annotated[Path | None, typer.Option(help="also write the JSON report here")] = None,
+    html: Annotated[
+        Path | None, typer.Option(help="also write the HTML report here (one self-contained file)")
+    ] = None,
     summary: Annotated[bool, typer.Option(help="only the ranking, no per-session tables")] = False,
     progress: Annotated[
         bool | None,
@@ -98,6 +101,10 @@ def audit(
         bar.update(task, completed=bar.tasks[0].total or 0, description="read")
     if out is not None:
         out.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    if html is not None:
+        from aem.report.html import render_report, write_html
+
+        write_html(render_report(report), html)
     if json_ and scorer is not None:
         sys.stdout.write(report_with_totals(report.model_dump_json(indent=2), scorer) + "\n")
     elif json_:
@@ -155,6 +162,9 @@ def diff(
     before: Annotated[Path, typer.Argument(help="JSON report of the earlier run")],
     after: Annotated[Path, typer.Argument(help="JSON report of the later run")],
     json_: Annotated[bool, typer.Option("--json", help="print the diff as JSON")] = False,
+    html: Annotated[
+        Path | None, typer.Option(help="also write the HTML report in compare mode here")
+    ] = None,
 ) -> None:
     """Compare two runs: root causes that disappeared or appeared, flagged turns gone.
 
@@ -164,15 +174,38 @@ def diff(
     from aem.report.terminal import render_diff
 
     try:
-        result = diff_runs(load_report(before), load_report(after))
+        earlier, later = load_report(before), load_report(after)
+        result = diff_runs(earlier, later)
     except (OSError, ValueError) as exc:
         Console(stderr=True).print(f"[red]error:[/] {exc}")
         raise typer.Exit(EXIT_BAD_INPUT) from exc
+    if html is not None:
+        from aem.report.html import render_compare, write_html
+
+        write_html(render_compare(earlier, later), html)
     if json_:
         sys.stdout.write(result.model_dump_json(indent=2) + "\n")
     else:
         render_diff(result, Console())
     raise typer.Exit(1 if result.appeared or result.sessions_broken else 0)
+
+
+@app.command()
+def report(
+    report_json: Annotated[Path, typer.Argument(help="JSON report (aem audit --out)")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="HTML file to write")],
+) -> None:
+    """Turn a JSON report into the HTML report: one self-contained file, no server."""
+    from aem.diff import load_report
+    from aem.report.html import render_report, write_html
+
+    try:
+        loaded = load_report(report_json)
+    except (OSError, ValueError) as exc:
+        Console(stderr=True).print(f"[red]error:[/] {exc}")
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    write_html(render_report(loaded, title=f"AEM report: {report_json.name}"), output)
+    Console(stderr=True).print(f"wrote {output}")
 
 
 def main() -> None:

@@ -1,0 +1,405 @@
+// AEM HTML report: filters, paginated session list, turn graph, turn details.
+// Every string from the report is untrusted (it comes from traces): this script builds
+// the DOM with createElement / createTextNode / textContent only, never innerHTML,
+// never an href, never an event-handler attribute.
+(function () {
+  "use strict";
+
+  const DATA = JSON.parse(document.getElementById("aem-data").textContent);
+  const COMPARE = DATA.mode === "compare";
+  const PAGE_SIZE = 50;
+  const LABEL_TEXT = {
+    root_cause: "root cause",
+    prior_action_failed: "inherited",
+    ok: "ok",
+    not_checked: "not checked",
+  };
+  const LANES = ["reasoning", "retrieval", "tool_call", "agent", "answer"];
+  const SVG_NS = "http://www.w3.org/2000/svg";
+
+  // ---- DOM helpers: text only --------------------------------------------------------
+  function el(tag, cls, ...kids) {
+    const node = document.createElement(tag);
+    if (cls) node.className = cls;
+    for (const kid of kids) append(node, kid);
+    return node;
+  }
+  function append(node, kid) {
+    if (kid === null || kid === undefined) return;
+    node.appendChild(typeof kid === "object" ? kid : document.createTextNode(String(kid)));
+  }
+  function svg(tag, attrs, ...kids) {
+    const node = document.createElementNS(SVG_NS, tag);
+    for (const [key, value] of Object.entries(attrs || {})) node.setAttribute(key, String(value));
+    for (const kid of kids) append(node, kid);
+    return node;
+  }
+  function show(node, visible) {
+    node.classList.toggle("hidden", !visible);
+  }
+  function text(value) {
+    if (value === null || value === undefined) return "";
+    return typeof value === "string" ? value : JSON.stringify(value);
+  }
+  function $(id) {
+    return document.getElementById(id);
+  }
+
+  // ---- the index the filters run on (one small entry per session) -----------------------
+  const LABEL_KEYS = ["root_cause", "prior_action_failed", "ok", "not_checked"];
+  function turnLabel(turn) {
+    // Same rule as aem.report.html.is_unchecked: every metric skipped (or none ran).
+    if (turn.label !== "ok") return turn.label;
+    return (turn.metrics || []).every((m) => m.outcome === "skip") ? "not_checked" : "ok";
+  }
+  function indexSession(entry, position) {
+    return {
+      entry, position,
+      failed: new Set(entry.failed),
+      labels: new Set(LABEL_KEYS.filter((key, i) => entry.labels[i] > 0)),
+      categories: new Set(entry.categories),
+      sigs: new Set(entry.ranking),
+      search: (entry.id + " " + entry.traces).toLowerCase(),
+    };
+  }
+  const INDEX = DATA.sessions.map(indexSession);
+  const BY_ID = new Map(INDEX.map((item) => [item.entry.id, item]));
+
+  // ---- full sessions: gzip + base64, unpacked once, each parsed when first opened ---------
+  async function unpack() {
+    const holder = $("aem-sessions");
+    const packed = holder.textContent.trim();
+    holder.textContent = "";
+    let bytes;
+    if (Uint8Array.fromBase64) {
+      bytes = Uint8Array.fromBase64(packed);
+    } else {
+      const binary = atob(packed);
+      bytes = new Uint8Array(binary.length);
+      for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    }
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    // Kept as bytes, cut at newlines: decoding ~90 MB into one string would cost more
+    // than the decompression; one session is decoded when it is opened.
+    const raw = new Uint8Array(await new Response(stream).arrayBuffer());
+    const starts = [0];
+    for (let at = raw.indexOf(10); at !== -1; at = raw.indexOf(10, at + 1)) starts.push(at + 1);
+    starts.push(raw.length + 1);
+    return { raw, starts, decoder: new TextDecoder() };
+  }
+  // Started once the first page of the list is drawn (or by the first click, if sooner).
+  let LINES = null;
+  const lines = () => LINES || (LINES = unpack());
+  const PARSED = new Map();
+  async function details(position) {
+    if (!PARSED.has(position)) {
+      const { raw, starts, decoder } = await lines();
+      const line = decoder.decode(raw.subarray(starts[position], starts[position + 1] - 1));
+      PARSED.set(position, JSON.parse(line));
+    }
+    return PARSED.get(position);
+  }
+
+  const state = { q: "", metric: "", label: "", category: null, sig: null, status: "", page: 0 };
+  let matched = INDEX;
+
+  function matches(item) {
+    if (state.q && !item.search.includes(state.q)) return false;
+    if (state.metric && !item.failed.has(state.metric)) return false;
+    if (state.label && !item.labels.has(state.label)) return false;
+    if (state.category !== null && !item.categories.has(state.category)) return false;
+    if (state.sig !== null && !item.sigs.has(state.sig)) return false;
+    if (state.status && item.entry.status !== state.status) return false;
+    return true;
+  }
+  function applyFilters() {
+    matched = INDEX.filter(matches);
+    state.page = 0;
+    renderList();
+  }
+
+  // ---- session list ----------------------------------------------------------------------
+  function statusChip(status) {
+    return el("span", "st st-" + status.split(" ").join("-"), status);
+  }
+  function labelChips(counts) {
+    const box = el("span", "chips");
+    LABEL_KEYS.forEach((key, i) => {
+      if (counts[i]) box.appendChild(el("span", "lab lab-" + key, counts[i] + " " + LABEL_TEXT[key]));
+    });
+    return box;
+  }
+  function causesCell(entry) {
+    const cell = el("td", "causes");
+    for (const [turn, metrics, kind, name, category] of entry.causes) {
+      const line = el("div", null, el("b", null, turn), " ", metrics, " @ ", el("span", "where", kind + " " + name));
+      if (category) append(line, el("span", "cat", category));
+      cell.appendChild(line);
+    }
+    return cell;
+  }
+  function listRow(item) {
+    const entry = item.entry;
+    const row = el("tr", "srow");
+    row.tabIndex = 0;
+    row.dataset.session = String(item.position);
+    row.appendChild(el("td", "sid", entry.id));
+    if (COMPARE) row.appendChild(el("td", null, statusChip(entry.status)));
+    row.append(el("td", "num", entry.turns), el("td", null, labelChips(entry.labels)), causesCell(entry), el("td", "dim", entry.notes));
+    return row;
+  }
+  function renderList() {
+    const pages = Math.max(1, Math.ceil(matched.length / PAGE_SIZE));
+    state.page = Math.min(state.page, pages - 1);
+    const start = state.page * PAGE_SIZE;
+    const body = document.createElement("tbody");
+    for (const item of matched.slice(start, start + PAGE_SIZE)) body.appendChild(listRow(item));
+    const table = $("session-list");
+    table.replaceChild(body, table.tBodies[0]);
+    $("count").textContent = matched.length + " of " + INDEX.length + " sessions match";
+    $("page").textContent = "page " + (state.page + 1) + " of " + pages;
+    $("prev").disabled = state.page === 0;
+    $("next").disabled = state.page >= pages - 1;
+    const open = $("detail").dataset.position;
+    for (const row of body.rows) row.classList.toggle("selected", row.dataset.session === open);
+  }
+
+  // ---- the turn graph --------------------------------------------------------------------
+  // The JSON report has no graph edges yet: unless a session carries "edges"
+  // ([{source, target, reason}]), the drawing uses the two relations it does have,
+  // turn order ("next") and inherited_from ("inherits"), and says so.
+  function graphEdges(session) {
+    const turns = session.turns || [];
+    if (Array.isArray(session.edges)) return { edges: session.edges, inferred: false };
+    const edges = [];
+    for (const turn of turns) {
+      for (const origin of turn.inherited_from || []) {
+        edges.push({ source: origin, target: turn.turn_id, reason: "inherits" });
+      }
+    }
+    const linked = new Set(edges.map((e) => e.source + "\u0000" + e.target));
+    for (let i = 1; i < turns.length; i++) {
+      const [a, b] = [turns[i - 1].turn_id, turns[i].turn_id];
+      if (!linked.has(a + "\u0000" + b)) edges.push({ source: a, target: b, reason: "next" });
+    }
+    return { edges, inferred: true };
+  }
+  function edgePath(a, b, rows) {
+    // One row apart: a straight line. Further: an arc bulging left of both lanes, wider
+    // the more rows it spans, so edges from one turn fan out and their labels separate.
+    if (rows <= 1) {
+      return { d: `M${a.x},${a.y} L${b.x},${b.y}`, lx: (a.x + b.x) / 2 + 6, ly: (a.y + b.y) / 2 + 3, anchor: "start" };
+    }
+    const bend = Math.min(a.x, b.x) - 18 - Math.min(110, rows * 16);
+    const mid = (a.y + b.y) / 2;
+    return { d: `M${a.x},${a.y} Q${bend},${mid} ${b.x},${b.y}`, lx: (bend + Math.min(a.x, b.x)) / 2 - 2, ly: mid + 3, anchor: "end" };
+  }
+  function lanesOf(turns) {
+    const kinds = new Set(turns.map((t) => t.kind));
+    const known = LANES.filter((k) => kinds.has(k));
+    return known.concat([...kinds].filter((k) => !LANES.includes(k)).sort());
+  }
+  function drawGraph(session, onPick) {
+    const turns = session.turns || [];
+    const lanes = lanesOf(turns);
+    const rowH = 40, laneW = 92, left = 170, top = 46;
+    const nameX = left + (lanes.length - 1) * laneW + 40;
+    const pos = new Map();
+    turns.forEach((t, i) => pos.set(t.turn_id, { x: left + lanes.indexOf(t.kind) * laneW, y: top + i * rowH, row: i }));
+    const width = nameX + 190;
+    const height = top + Math.max(1, turns.length) * rowH;
+    const root = svg("svg", { class: "graph", width, height, viewBox: `0 0 ${width} ${height}`, role: "img" });
+    root.appendChild(svg("title", {}, "turn graph of " + session.session_id));
+    root.appendChild(arrowMarker());
+    lanes.forEach((lane, i) => {
+      root.appendChild(svg("text", { x: left + i * laneW, y: 18, class: "lane", "text-anchor": "middle" }, lane.replace("_", " ")));
+    });
+    const { edges, inferred } = graphEdges(session);
+    for (const edge of edges) {
+      const a = pos.get(edge.source), b = pos.get(edge.target);
+      if (!a || !b) continue;
+      const reason = String(edge.reason || "");
+      const shape = edgePath(a, b, Math.abs(b.row - a.row));
+      const group = svg("g", { class: "edge edge-" + reason.replace(/[^a-z_]/g, "") });
+      group.appendChild(svg("path", { d: shape.d, "marker-end": "url(#arrow)" }));
+      group.appendChild(svg("text", { x: shape.lx, y: shape.ly, class: "elabel", "text-anchor": shape.anchor }, reason));
+      root.appendChild(group);
+    }
+    for (const turn of turns) root.appendChild(graphNode(turn, pos.get(turn.turn_id), nameX, onPick));
+    const box = el("figure", "graphbox", root);
+    const caption = inferred
+      ? "Edges: turn order (next) and inherited_from (inherits); the report carries no graph edges."
+      : "Edges as the evaluator built them, labelled by kind.";
+    box.appendChild(el("figcaption", "dim", caption));
+    return box;
+  }
+  function arrowMarker() {
+    const defs = svg("defs", {});
+    const marker = svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 19, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" });
+    marker.appendChild(svg("path", { d: "M0,0 L10,5 L0,10 z", class: "arrowhead" }));
+    defs.appendChild(marker);
+    return defs;
+  }
+  function graphNode(turn, p, labelX, onPick) {
+    const group = svg("g", { class: "node lab-" + turn._label, tabindex: 0, role: "button" });
+    group.dataset.turn = turn.turn_id;
+    group.appendChild(svg("title", {}, turn.turn_id + " " + turn.kind + " " + turn.name + ": " + LABEL_TEXT[turn._label]));
+    group.appendChild(svg("circle", { cx: p.x, cy: p.y, r: 11 }));
+    group.appendChild(svg("text", { x: p.x, y: p.y + 4, "text-anchor": "middle", class: "nid" }, turn.turn_id));
+    group.appendChild(svg("line", { x1: p.x + 12, y1: p.y, x2: labelX, y2: p.y, class: "leader" }));
+    const name = turn.name.length > 28 ? turn.name.slice(0, 27) + "…" : turn.name;
+    group.appendChild(svg("text", { x: labelX + 4, y: p.y + 4, class: "nname" }, name));
+    group.addEventListener("click", () => onPick(turn.turn_id));
+    group.addEventListener("keydown", (e) => { if (e.key === "Enter") onPick(turn.turn_id); });
+    return group;
+  }
+
+  // ---- session detail ---------------------------------------------------------------------
+  function turnRow(turn, onPick) {
+    const row = el("tr", "trow lab-row-" + turn._label);
+    row.tabIndex = 0;
+    row.dataset.turn = turn.turn_id;
+    const failed = (turn.metrics || []).filter((m) => m.outcome === "fail").map((m) => m.name);
+    if ((state.metric && failed.includes(state.metric)) || (state.label && state.label === turn._label)) row.classList.add("match");
+    const label = el("td", null, el("span", "lab lab-" + turn._label, LABEL_TEXT[turn._label]));
+    if ((turn.inherited_from || []).length) append(label, el("span", "dim", " ← " + turn.inherited_from.join(", ")));
+    row.append(el("td", null, turn.turn_id), el("td", null, turn.kind), el("td", "name", turn.name), label,
+      el("td", null, failed.join(", ")), el("td", "mono", (turn.span_ids || []).join(" ")));
+    row.addEventListener("click", () => onPick(turn.turn_id));
+    row.addEventListener("keydown", (e) => { if (e.key === "Enter") onPick(turn.turn_id); });
+    return row;
+  }
+  function turnTable(session, onPick) {
+    const head = el("tr", null, ...["turn", "kind", "name", "label", "failed metrics", "span ids"].map((h) => el("th", null, h)));
+    const body = el("tbody", null, ...(session.turns || []).map((t) => turnRow(t, onPick)));
+    return el("table", "turns", el("thead", null, head), body);
+  }
+  function evidenceTable(evidence) {
+    const head = el("tr", null, ...["span", "field", "expected", "actual", "detail"].map((h) => el("th", null, h)));
+    const rows = evidence.map((e) => el("tr", null, el("td", "mono", text(e.span_id)), el("td", null, text(e.field)),
+      el("td", "val", text(e.expected)), el("td", "val", text(e.actual)), el("td", null, text(e.detail))));
+    return el("table", "evidence", el("thead", null, head), el("tbody", null, ...rows));
+  }
+  function metricBlock(metric) {
+    const block = el("div", "metric o-" + metric.outcome);
+    const score = metric.score === undefined || metric.score === null ? "" : " score " + metric.score;
+    const threshold = metric.threshold === undefined || metric.threshold === null ? "" : " (threshold " + metric.threshold + ")";
+    block.appendChild(el("div", "mhead", el("b", null, metric.name), " ", el("span", "out out-" + metric.outcome, metric.outcome), score + threshold));
+    block.appendChild(el("p", "explanation", metric.explanation || ""));
+    if ((metric.evidence || []).length) block.appendChild(evidenceTable(metric.evidence));
+    return block;
+  }
+  function turnDetail(session, turnId) {
+    const turn = (session.turns || []).find((t) => t.turn_id === turnId);
+    const box = el("div", "turn-detail");
+    box.id = "turn-detail";
+    if (!turn) return box;
+    box.appendChild(el("h3", null, "turn " + turn.turn_id + " · " + turn.kind + " · " + turn.name + " · ", el("span", "lab lab-" + turn._label, LABEL_TEXT[turn._label])));
+    if ((turn.inherited_from || []).length) box.appendChild(el("p", null, "inherits the failure of " + turn.inherited_from.join(", ")));
+    box.appendChild(el("p", "mono", "span ids: " + (turn.span_ids || []).join(", ") + (turn.trace_id ? " · trace " + turn.trace_id : "")));
+    const metrics = turn.metrics || [];
+    if (!metrics.length) box.appendChild(el("p", "dim", "No metric ran on this turn."));
+    for (const metric of metrics) box.appendChild(metricBlock(metric));
+    return box;
+  }
+  function sessionHeader(item, shown, version, hasBefore) {
+    const head = el("div", "dhead", el("h2", null, "session ", el("span", "sid", shown.session_id)));
+    if (COMPARE) {
+      head.appendChild(statusChip(item.entry.status));
+      for (const which of hasBefore ? ["after", "before"] : []) {
+        const button = el("button", which === version ? "tab active" : "tab", which === "after" ? "later run" : "earlier run");
+        button.type = "button";
+        button.dataset.version = which;
+        button.addEventListener("click", () => openSession(item, null, which));
+        head.appendChild(button);
+      }
+    }
+    const meta = "traces: " + (shown.trace_ids || []).join(", ") + (item.entry.notes ? " · " + item.entry.notes : "");
+    head.appendChild(el("p", "dim mono", meta));
+    for (const issue of (shown.issues || []).slice(0, 20)) head.appendChild(el("p", "issue", issue.kind + ": " + issue.message));
+    return head;
+  }
+  let opening = 0;
+  async function openSession(item, turnId, version) {
+    const ticket = ++opening;
+    const full = await details(item.position);
+    if (ticket !== opening) return;  // a later click won
+    const shown = version === "before" && full.before ? full.before : full.session;
+    for (const turn of shown.turns || []) turn._label = turnLabel(turn);
+    const detail = $("detail");
+    const pick = (id) => {
+      detail.replaceChild(turnDetail(shown, id), $("turn-detail"));
+      for (const node of detail.querySelectorAll("[data-turn]")) node.classList.toggle("selected", node.dataset.turn === id);
+    };
+    const turns = shown.turns || [];
+    const first = turnId || (turns.find((t) => t._label === "root_cause") || turns[0] || {}).turn_id;
+    detail.replaceChildren(sessionHeader(item, shown, version || "after", Boolean(full.before)),
+      el("div", "split", drawGraph(shown, pick), turnTable(shown, pick)), turnDetail(shown, first));
+    detail.dataset.session = shown.session_id;
+    detail.dataset.position = String(item.position);
+    detail.dataset.version = version || "after";
+    show(detail, true);
+    if (first) pick(first);
+    for (const row of document.querySelectorAll("#session-list tr.srow")) row.classList.toggle("selected", row.dataset.session === String(item.position));
+  }
+
+  // ---- wiring -------------------------------------------------------------------------
+  function pickRank(index) {
+    const rank = DATA.ranking[index];
+    state.sig = index;
+    $("f-sig-text").textContent = rank.metric + " @ " + rank.kind + " " + rank.name + (rank.status ? " (" + rank.status + ")" : "");
+    show($("f-sig"), true);
+    for (const row of document.querySelectorAll("#ranking tr.bar")) row.classList.toggle("selected", row.dataset.rank === String(index));
+    applyFilters();
+    const example = (rank.examples || [])[0];
+    const item = example && BY_ID.get(example.session_id);
+    const version = rank.status === "gone" ? "before" : "after";
+    if (item) openSession(item, version === "before" ? null : example.turn_id, version);
+    $("sessions").scrollIntoView();
+  }
+  function wire() {
+    for (const row of document.querySelectorAll("#ranking tr.bar")) {
+      row.addEventListener("click", () => pickRank(Number(row.dataset.rank)));
+      row.addEventListener("keydown", (e) => { if (e.key === "Enter") pickRank(Number(row.dataset.rank)); });
+    }
+    const more = $("ranking-more");
+    if (more) more.addEventListener("click", () => { for (const r of document.querySelectorAll("#ranking tr.extra")) show(r, true); show(more, false); });
+    $("f-q").addEventListener("input", (e) => { state.q = e.target.value.trim().toLowerCase(); applyFilters(); });
+    $("f-metric").addEventListener("change", (e) => { state.metric = e.target.value; applyFilters(); });
+    $("f-label").addEventListener("change", (e) => { state.label = e.target.value; applyFilters(); });
+    $("f-category").addEventListener("change", (e) => { const v = e.target.value; state.category = v ? v.slice(1) : null; applyFilters(); });
+    if ($("f-status")) $("f-status").addEventListener("change", (e) => { state.status = e.target.value; applyFilters(); });
+    $("f-sig-clear").addEventListener("click", clearSig);
+    $("f-clear").addEventListener("click", clearAll);
+    $("prev").addEventListener("click", () => { state.page -= 1; renderList(); });
+    $("next").addEventListener("click", () => { state.page += 1; renderList(); });
+    const list = $("session-list");
+    const openRow = (target) => {
+      const row = target.closest("tr.srow");
+      if (row) openSession(INDEX[Number(row.dataset.session)], null, "after");
+    };
+    list.addEventListener("click", (e) => openRow(e.target));
+    list.addEventListener("keydown", (e) => { if (e.key === "Enter") openRow(e.target); });
+  }
+  function clearSig() {
+    state.sig = null;
+    show($("f-sig"), false);
+    for (const row of document.querySelectorAll("#ranking tr.bar.selected")) row.classList.remove("selected");
+    applyFilters();
+  }
+  function clearAll() {
+    for (const id of ["f-q", "f-metric", "f-label", "f-category", "f-status"]) if ($(id)) $(id).value = "";
+    Object.assign(state, { q: "", metric: "", label: "", category: null, status: "" });
+    clearSig();
+  }
+
+  wire();
+  renderList();
+  performance.mark("aem-list");
+  setTimeout(() => lines().then(() => {
+    performance.mark("aem-details");
+    document.body.dataset.ready = "1";
+  }, (error) => {
+    $("count").textContent = "could not unpack the sessions: " + error;
+  }), 0);
+})();
