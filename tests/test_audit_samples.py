@@ -65,7 +65,9 @@ def test_ranking_and_exit_code(audit: tuple[int, dict]) -> None:
     assert code == 1
     signatures = {r["signature"]: r for r in report["ranking"]}
     assert "correctness.truthfulness|reasoning|refunds_agent|-" in signatures
-    assert all(r["sessions"] == 1 and r["share"] == round(1 / 7, 4) for r in report["ranking"])
+    # sample_traces/ also holds the scorecard runs (sessions without turns): share is per session.
+    share = round(1 / len(report["sessions"]), 4)
+    assert all(r["sessions"] == 1 and r["share"] == share for r in report["ranking"])
     assert report["version"] == "1.0"
 
 
