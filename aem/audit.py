@@ -14,7 +14,7 @@ from aem.config import AemConfig
 from aem.evaluate import Evaluator, build_report
 from aem.model import AuditReport, ClosedSession, InputIssue, SessionReport
 from collectors.assembler import SessionAssembler
-from collectors.readers import expand_paths, read_batches
+from collectors.readers import DEFAULT_MAX_RECORD_BYTES, find_trace_files, read_batches
 
 _POP_EVERY_SPANS = 2_000
 
@@ -35,11 +35,13 @@ def audit_paths(
     config: AemConfig | None = None,
     progress: AuditProgress | None = None,
     on_closed: Callable[[ClosedSession], None] | None = None,
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
 ) -> AuditReport:
     """Read every trace file under ``paths``, evaluate every session, rank root causes.
 
     ``on_closed`` sees each session's spans as it closes (scorecards total pipeline steps
-    from them) without the audit holding on to spans it has evaluated.
+    from them) without the audit holding on to spans it has evaluated. A record above
+    ``max_record_bytes`` is reported and skipped without being held in memory.
     """
     config = config or AemConfig()
     progress = progress or AuditProgress()
@@ -57,7 +59,8 @@ def audit_paths(
             if progress.on_session:
                 progress.on_session(report)
 
-    files = expand_paths(paths)
+    files, walk_issues = find_trace_files(paths)
+    issues.extend(walk_issues)
     clock = 0
     peak_open = 0
     # Closing sessions costs a pass over the open ones: do it every so many spans.
@@ -65,7 +68,7 @@ def audit_paths(
     for number, path in enumerate(files, start=1):
         if progress.on_file_start:
             progress.on_file_start(path, number, len(files))
-        for batch in read_batches(path):
+        for batch in read_batches(path, max_record_bytes=max_record_bytes):
             issues.extend(batch.issues)
             for span in batch.spans:
                 clock += 1

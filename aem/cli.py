@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from aem.audit import AuditProgress, audit_paths
+from aem.audit import DEFAULT_MAX_RECORD_BYTES, AuditProgress, audit_paths
 from aem.cases import CasesError, load_cases
 from aem.config import load_config
 from aem.report.terminal import render
@@ -58,6 +58,10 @@ def audit(
     store: Annotated[
         Path | None, typer.Option(help="results store for totals ($AEM_STORE, aem.sqlite)")
     ] = None,
+    max_record_bytes: Annotated[
+        int,
+        typer.Option(min=1024, help="a longer record (line, document) is reported and skipped"),
+    ] = DEFAULT_MAX_RECORD_BYTES,
 ) -> None:
     """Evaluate every session in OTLP trace files; print turns, labels and root causes."""
     err = Console(stderr=True)
@@ -97,6 +101,7 @@ def audit(
             config=settings,
             progress=AuditProgress(on_file_start=on_file),
             on_closed=scorer,
+            max_record_bytes=max_record_bytes,
         )
         bar.update(task, completed=bar.tasks[0].total or 0, description="read")
     if out is not None:

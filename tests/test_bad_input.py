@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ REFUNDS = (SAMPLES / "march_refunds.otlp.jsonl").read_text().splitlines()
 TRIP = (SAMPLES / "parallel_tools.otlp.jsonl").read_text().splitlines()
 
 
-def _write(tmp_path: Path, lines: list[str | bytes]) -> Path:
+def _write(tmp_path: Path, lines: Sequence[str | bytes]) -> Path:
     path = tmp_path / "mixed.otlp.jsonl"
     with path.open("wb") as out:
         for line in lines:
@@ -200,3 +202,139 @@ def test_bad_cases_file_is_a_usage_error(tmp_path: Path, content: str) -> None:
     cases.write_text(content)
     code, _, err = run_audit(str(SAMPLES / "march_refunds.otlp.jsonl"), "--cases", str(cases))
     assert code == 2 and "cases.jsonl:1" in err
+
+
+def _proto_bytes(lines: list[str]) -> bytes:
+    """The records of ``lines`` as one OTLP protobuf request (ids, names, times only)."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    request = ExportTraceServiceRequest()
+    for line in lines:
+        out_ss = request.resource_spans.add().scope_spans.add()
+        raw = _span(line)
+        span = out_ss.spans.add()
+        span.trace_id = bytes.fromhex(raw["traceId"])
+        span.span_id = bytes.fromhex(raw["spanId"])
+        span.name = raw["name"]
+    return request.SerializeToString()
+
+
+def test_multi_member_gzip_is_read_to_the_end(tmp_path: Path) -> None:
+    both = tmp_path / "both.otlp.jsonl.gz"  # what `gzip -c a b > both` writes
+    both.write_bytes(
+        gzip.compress("\n".join(REFUNDS).encode() + b"\n")
+        + gzip.compress("\n".join(TRIP).encode() + b"\n")
+    )
+    code, report, _ = run_audit(str(both))
+    assert report["spans_read"] == len(REFUNDS) + len(TRIP)
+    assert len(session(report, "trip-planner-7")["turns"]) == 4  # from the second member
+    _assert_refunds_intact(report)
+    assert code == 1
+
+
+def test_corrupt_and_truncated_compressed_files_are_named_and_the_rest_read(
+    tmp_path: Path,
+) -> None:
+    corrupt = bytearray(gzip.compress("\n".join(TRIP).encode()))
+    middle = len(corrupt) // 2
+    corrupt[middle : middle + 8] = b"\xff" * 8
+    (tmp_path / "a_corrupt.otlp.jsonl.gz").write_bytes(bytes(corrupt))
+    packed = gzip.compress(_proto_bytes(TRIP))
+    (tmp_path / "b_truncated.pb.gz").write_bytes(packed[: len(packed) // 2])
+    (tmp_path / "c_refunds.otlp.jsonl").write_text("\n".join(REFUNDS) + "\n")
+    code, report, _ = run_audit(str(tmp_path))
+    unreadable = {Path(i["source"]).name: i["message"] for i in _issues(report, "unreadable")}
+    assert set(unreadable) == {"a_corrupt.otlp.jsonl.gz", "b_truncated.pb.gz"}
+    assert "corrupt compressed data" in unreadable["a_corrupt.otlp.jsonl.gz"]
+    assert "truncated" in unreadable["b_truncated.pb.gz"]
+    _assert_refunds_intact(report)
+    assert code in (0, 1)
+
+
+def test_oversized_line_is_skipped_to_the_next_newline(tmp_path: Path) -> None:
+    # 10 MB of one line behind 10 kB of gzip: held whole, it would cost 10 MB and more.
+    endless = b'{"resourceSpans": ["' + b"x" * 10_000_000 + b'"]}'
+    path = tmp_path / "bomb.otlp.jsonl.gz"
+    lines = [line.encode() for line in REFUNDS]
+    path.write_bytes(gzip.compress(b"\n".join([lines[0], endless, *lines[1:]]) + b"\n"))
+    _, report, _ = run_audit(str(path), "--max-record-bytes", "1000000")
+    [issue] = _issues(report, "record_too_large")
+    assert issue["line"] == 2 and "10,000,0" in issue["message"]
+    assert report["spans_read"] == len(REFUNDS)  # the lines after it were read
+    _assert_refunds_intact(report)
+
+
+def test_endless_device_named_directly_is_bounded_and_ends() -> None:
+    code, report, err = run_audit("/dev/zero", "--max-record-bytes", "4096")
+    [issue] = _issues(report, "record_too_large")
+    assert issue["source"] == "/dev/zero" and "rest of the file skipped" in issue["message"]
+    assert code == 2 and "no spans" in err
+
+
+def test_non_regular_file_under_a_directory_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "refunds.otlp.jsonl").write_text("\n".join(REFUNDS) + "\n")
+    os.mkfifo(tmp_path / "pipe.otlp.jsonl")  # opening it would block the run forever
+    _, report, _ = run_audit(str(tmp_path))
+    [issue] = _issues(report, "not_regular_file")
+    assert issue["source"] == str(tmp_path / "pipe.otlp.jsonl")
+    _assert_refunds_intact(report)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a chmod 0 directory")
+def test_unreadable_sub_directory_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "refunds.otlp.jsonl").write_text("\n".join(REFUNDS) + "\n")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "trip.otlp.jsonl").write_text("\n".join(TRIP) + "\n")
+    locked.chmod(0)
+    try:
+        _, report, _ = run_audit(str(tmp_path))
+    finally:
+        locked.chmod(0o755)
+    [issue] = _issues(report, "unreadable")
+    assert issue["source"] == str(locked) and "directory skipped" in issue["message"]
+    _assert_refunds_intact(report)
+
+
+def test_sub_directory_that_cannot_be_listed_is_reported(tmp_path: Path) -> None:
+    """Even root cannot list a directory whose path is beyond PATH_MAX: the trip session
+    inside it must be reported missing, not silently vanish."""
+    (tmp_path / "refunds.otlp.jsonl").write_text("\n".join(REFUNDS) + "\n")
+    folder = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(20):  # 20 x 250 characters: past PATH_MAX (4096)
+        os.mkdir("d" * 250, dir_fd=folder)
+        inner = os.open("d" * 250, os.O_RDONLY | os.O_DIRECTORY, dir_fd=folder)
+        os.close(folder)
+        folder = inner
+    trace = os.open("trip.otlp.jsonl", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=folder)
+    os.write(trace, ("\n".join(TRIP) + "\n").encode())
+    os.close(trace)
+    os.close(folder)
+    _, report, _ = run_audit(str(tmp_path))
+    [issue] = _issues(report, "unreadable")
+    assert (
+        issue["source"].startswith(str(tmp_path / "d")) and "directory skipped" in issue["message"]
+    )
+    assert not any(s["session_id"] == "trip-planner-7" for s in report["sessions"])
+    _assert_refunds_intact(report)
+
+
+def test_bom_lone_surrogate_and_bare_nan_keep_their_records(tmp_path: Path) -> None:
+    surrogate = TRIP[1].replace('"python"', '"py\\ud800thon"', 1)
+    assert surrogate != TRIP[1]
+    document = json.loads(TRIP[2])
+    span = document["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    span["attributes"].append({"key": "score", "value": {"doubleValue": 0.5}})
+    nan = json.dumps(document).replace('"doubleValue": 0.5', '"doubleValue": NaN')
+    lines = [b"\xef\xbb\xbf" + TRIP[0].encode(), surrogate.encode(), nan.encode()]
+    path = _write(tmp_path, [*lines, *[line.encode() for line in TRIP[3:]], *REFUNDS])
+    _, report, _ = run_audit(str(path))
+    assert [i["line"] for i in _issues(report, "utf8_bom")] == [1]
+    assert [i["line"] for i in _issues(report, "lone_surrogate")] == [2]
+    assert [i["line"] for i in _issues(report, "non_standard_json")] == [3]
+    assert report["skipped"]["total_spans_skipped"] == 0
+    assert report["spans_read"] == len(TRIP) + len(REFUNDS)
+    assert len(session(report, "trip-planner-7")["turns"]) == 4
+    _assert_refunds_intact(report)
