@@ -197,11 +197,6 @@ def _set_keys(data: dict[str, Any], keys: list[str], raw: str) -> None:
     node[keys[-1]] = value
 
 
-def _set_dotted(data: dict[str, Any], dotted: str, raw: str) -> None:
-    """Deprecated alias kept for callers not yet moved to :func:`apply_override`."""
-    apply_override(data, f"{dotted}={raw}")
-
-
 def validate_config(data: dict[str, Any]) -> AemConfig:
     """Raw TOML data → a checked ``AemConfig``, metric tables included.
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from aem.config import _set_dotted, load_config
+from aem.config import apply_override, load_config
 from aem.serve.ops import setup_logging
 from aem.serve.settings import ServeSettings
 
@@ -33,7 +33,7 @@ def load_settings(config_path: Path | None, overrides: list[str]) -> ServeSettin
     for item in overrides:
         key, _, raw = item.partition("=")
         if key.strip().startswith(PREFIX):
-            _set_dotted(data, key.strip()[len(PREFIX) :], raw.strip())
+            apply_override(data, f"{key.strip()[len(PREFIX) :]}={raw.strip()}")
     return ServeSettings.model_validate(data)
 
 
@@ -58,7 +58,9 @@ def serve_command(config_path: Path | None, overrides: list[str], cases_path: Pa
         server = LiveServer(settings, evaluate=evaluate)
         server.start()
     except OSError as exc:
-        log.error("cannot start", extra={"error": str(exc)})
+        # One line, no traceback: a missing or read-only spool, a port in use... are the
+        # operator's to fix, and the message says what.
+        log.error("cannot start: %s", exc, extra={"error": str(exc)})
         return 1
     stop = threading.Event()
 
