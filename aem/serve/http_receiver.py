@@ -3,9 +3,18 @@
 Why the stdlib ``ThreadingHTTPServer``: receiving is cheap next to evaluating (its parse
 ceiling, ≈ 450 k spans/s on 2 cores, was the highest of the paths we measured), it
 adds no dependency, and the limits that matter are enforced here explicitly: body size
-before reading (413), gzip inflated in bounded steps (a bomb is 413, not an OOM),
-content type (415), bearer token (401), and concurrent requests (503 beyond
+before reading (413), gzip inflated in bounded steps, every member (a bomb is 413, not an
+OOM), content type (415), bearer token (401), and concurrent decodes (503 beyond
 ``receiver_workers``, so memory stays bounded under a flood).
+
+Why the order of the checks: nothing an unauthenticated client sends can hold what
+others need. The accept loop only accepts (the TLS handshake runs in the connection's own
+thread, under ``tls_handshake_timeout_seconds``); connections are capped per client
+address and in all; headers must arrive within ``header_timeout_seconds`` and the body
+within ``body_timeout_seconds`` (:class:`Deadlines` closes a connection that overstays,
+however slowly it drips); the token and content type are checked from the headers before
+a body byte is read; and the body is read *before* taking one of the ``receiver_workers``
+decode slots, so a slow sender never holds a slot.
 
 Error bodies are ``google.rpc.Status`` in the request's encoding, as OTLP/HTTP specifies.
 """
@@ -15,18 +24,23 @@ from __future__ import annotations
 import hmac
 import logging
 import math
+import os
+import socket
 import ssl
 import threading
+import time
 import zlib
+from collections import Counter
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import orjson
 from google.rpc import status_pb2
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from aem.model import SourceRef
-from aem.serve.intake import Accepted, BadRequest, Busy, Intake
+from aem.serve.intake import Accepted, BadRequest, Busy, Intake, TooLarge
 from aem.serve.ops import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from aem.serve.ops import ServeMetrics
 from aem.serve.settings import ServeSettings
@@ -44,18 +58,93 @@ class HttpError(Exception):
         self.headers = headers or {}
 
 
+GZIP_MAGIC = b"\x1f\x8b"
+
+
 def inflate(body: bytes, limit: int) -> bytes:
-    """Gunzip at most ``limit`` bytes; more is a gzip bomb (413), garbage is 400."""
-    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    """Gunzip every member (``gzip -c a b`` is one body) up to ``limit`` bytes in all.
+
+    More is a gzip bomb (413); garbage, truncation or trailing non-gzip bytes are 400 —
+    never a silently ignored remainder.
+    """
+    parts: list[bytes] = []
+    total = 0
+    rest = body
+    while True:
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            out = inflater.decompress(rest, limit - total + 1)
+        except zlib.error as exc:
+            raise HttpError(400, f"body is not valid gzip: {exc}") from exc
+        total += len(out)
+        if total > limit or inflater.unconsumed_tail:
+            raise HttpError(413, f"gzip body inflates beyond {limit:,} bytes; refused")
+        if not inflater.eof:
+            raise HttpError(400, "gzip body is truncated")
+        parts.append(out)
+        rest = inflater.unused_data
+        if not rest:
+            return b"".join(parts)
+        if not rest.startswith(GZIP_MAGIC):
+            raise HttpError(400, f"{len(rest):,} bytes after the last gzip member are not gzip")
+
+
+def _shut(sock: socket.socket) -> None:
+    """Shut a connection down from another thread so its blocked read returns at once.
+
+    Through a duplicate of the descriptor: ``SSLSocket.shutdown`` would drop the TLS
+    layer, and the handler's own socket object must stay usable for closing.
+    """
     try:
-        out = inflater.decompress(body, limit + 1)
-    except zlib.error as exc:
-        raise HttpError(400, f"body is not valid gzip: {exc}") from exc
-    if len(out) > limit or inflater.unconsumed_tail:
-        raise HttpError(413, f"gzip body inflates beyond {limit:,} bytes; refused")
-    if not inflater.eof:
-        raise HttpError(400, "gzip body is truncated")
-    return out
+        dup = socket.socket(fileno=os.dup(sock.fileno()))
+    except OSError:
+        return
+    try:
+        dup.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    finally:
+        dup.close()
+
+
+class Deadlines:
+    """Per-connection deadlines, enforced by one reaper thread.
+
+    Why not only socket timeouts: a timeout bounds one ``recv``; a client dripping one
+    byte just under it would hold the connection forever. A deadline bounds the whole
+    phase (handshake, headers, body) whatever the pace.
+    """
+
+    def __init__(self, on_expired: Callable[[str], None], tick: float = 0.25) -> None:
+        self._lock = threading.Lock()
+        self._due: dict[int, tuple[float, socket.socket, str]] = {}
+        self._on_expired = on_expired
+        self._tick = tick
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="http-deadlines", daemon=True)
+        self._thread.start()
+
+    def set(self, sock: socket.socket, seconds: float, phase: str) -> None:
+        with self._lock:
+            self._due[id(sock)] = (time.monotonic() + seconds, sock, phase)
+
+    def clear(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._due.pop(id(sock), None)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._tick):
+            now = time.monotonic()
+            with self._lock:
+                expired = [(k, s, p) for k, (due, s, p) in self._due.items() if due <= now]
+                for key, _, _ in expired:
+                    del self._due[key]
+            for _, sock, phase in expired:
+                self._on_expired(phase)
+                _shut(sock)
 
 
 class ReceiverHandler(BaseHTTPRequestHandler):
@@ -65,15 +154,27 @@ class ReceiverHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:
         log.debug(format % args, extra={"client": self.client_address[0]})
 
+    def handle_one_request(self) -> None:
+        # The wait for the next request on a kept-alive connection, and its headers,
+        # together get header_timeout_seconds.
+        self.server.deadlines.set(self.connection, self.server.header_timeout, "headers")
+        try:
+            super().handle_one_request()
+        except OSError:
+            self.close_connection = True  # the deadline shut it, or the client went away
+
     # ---- plumbing --------------------------------------------------------------------
     def _send(
         self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None
     ) -> None:
+        self.server.deadlines.clear(self.connection)
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         for key, value in (headers or {}).items():
             self.send_header(key, value)
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(body)
 
@@ -82,7 +183,7 @@ class ReceiverHandler(BaseHTTPRequestHandler):
     ) -> None:
         # google.rpc.Status code: the HTTP → gRPC mapping is informative only; use UNKNOWN(2)
         # except for the retryable ones clients look at.
-        code = {429: 8, 503: 14, 401: 16, 413: 3, 415: 3, 400: 3}.get(status, 2)
+        code = {429: 8, 503: 14, 401: 16, 413: 3, 415: 3, 400: 3, 408: 4}.get(status, 2)
         if content_type == PROTOBUF:
             body = status_pb2.Status(code=code, message=message).SerializeToString()
         else:
@@ -106,28 +207,12 @@ class ReceiverHandler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         content_type = (self.headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
         reply_type = PROTOBUF if content_type == PROTOBUF else JSON
-        if not self.server.slots.acquire(blocking=False):
-            self.close_connection = True
-            self.server.metrics.requests_rejected.labels("http", "too_many_requests").inc()
-            self._send_status(
-                503,
-                "too many concurrent requests; retry later",
-                reply_type,
-                {"Retry-After": self.server.retry_after, "Connection": "close"},
-            )
-            return
         try:
-            answer = self._export(content_type)
+            self._check_headers(content_type)
+            body = self._read_body()
+            answer = self._decode_and_accept(body, content_type)
         except HttpError as exc:
-            reason = {
-                401: "unauthenticated",
-                413: "too_large",
-                415: "unsupported_media_type",
-                411: "length_required",
-                404: "not_found",
-            }.get(exc.status, "bad_request")
-            self.server.metrics.requests_rejected.labels("http", reason).inc()
-            self._send_status(exc.status, str(exc), reply_type, exc.headers)
+            self._reject(exc, reply_type)
             return
         except Busy as exc:
             self._send_status(
@@ -137,45 +222,79 @@ class ReceiverHandler(BaseHTTPRequestHandler):
                 {"Retry-After": str(max(1, math.ceil(exc.retry_after)))},
             )
             return
-        finally:
-            self.server.slots.release()
         self._send(200, self._encode_answer(answer, reply_type), reply_type)
 
-    def _export(self, content_type: str) -> Accepted:
+    def _reject(self, exc: HttpError, reply_type: str) -> None:
+        reason = {
+            401: "unauthenticated",
+            408: "body_timeout",
+            413: "too_large",
+            415: "unsupported_media_type",
+            411: "length_required",
+            404: "not_found",
+            503: "too_many_requests",
+        }.get(exc.status, "bad_request")
+        self.server.metrics.requests_rejected.labels("http", reason).inc()
+        self._send_status(exc.status, str(exc), reply_type, exc.headers)
+
+    def _check_headers(self, content_type: str) -> None:
+        """Everything decidable from the headers, before a body byte is read.
+
+        A refused request's body is not read: the connection is closed instead, so a
+        client that is refused cannot make the server wait for (or buffer) its body.
+        """
         if self.path.split("?", 1)[0] != "/v1/traces":
-            self._discard_body()
+            self.close_connection = True
             raise HttpError(404, f"no such path {self.path!r}; OTLP traces go to /v1/traces")
         token = self.server.token
         if token is not None:
             given = self.headers.get("Authorization") or ""
-            if not hmac.compare_digest(given, f"Bearer {token}"):
-                self._discard_body()
+            if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+                self.close_connection = True
                 raise HttpError(
                     401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"}
                 )
-        body = self._read_body()
         if content_type not in (PROTOBUF, JSON):
+            self.close_connection = True
             raise HttpError(
                 415, f"Content-Type {content_type or '(none)'!r} is not {PROTOBUF} or {JSON}"
             )
         encoding = (self.headers.get("Content-Encoding") or "identity").strip().lower()
-        if encoding == "gzip":
-            body = inflate(body, self.server.max_decompressed)
-        elif encoding != "identity":
+        if encoding not in ("gzip", "identity"):
+            self.close_connection = True
             raise HttpError(415, f"Content-Encoding {encoding!r} is not supported (gzip only)")
-        origin = SourceRef(f"http:{self.client_address[0]}")
+
+    def _decode_and_accept(self, body: bytes, content_type: str) -> Accepted:
+        """Inflate, decode and accept under one of the ``receiver_workers`` slots."""
+        if not self.server.slots.acquire(blocking=False):
+            raise HttpError(
+                503,
+                "too many concurrent requests; retry later",
+                headers={"Retry-After": self.server.retry_after},
+            )
         try:
-            if content_type == PROTOBUF:
-                spans, issues = self.server.intake.decode_protobuf(body, origin)
-            else:
-                try:
-                    document = orjson.loads(body)
-                except orjson.JSONDecodeError as exc:
-                    raise BadRequest(f"body is not valid JSON: {exc}") from exc
-                spans, issues = self.server.intake.decode_json(document, origin)
-        except BadRequest as exc:
-            raise HttpError(400, str(exc)) from exc
-        return self.server.intake.accept(spans, issues, "http")
+            encoding = (self.headers.get("Content-Encoding") or "identity").strip().lower()
+            if encoding == "gzip":
+                body = inflate(body, self.server.max_decompressed)
+            origin = f"http:{self.client_address[0]}"
+            intake = self.server.intake
+            try:
+                if content_type == PROTOBUF:
+                    spans, issues = intake.decode_protobuf(body, SourceRef(origin))
+                else:
+                    try:
+                        document = orjson.loads(body)
+                    except orjson.JSONDecodeError as exc:
+                        raise BadRequest(f"body is not valid JSON: {exc}") from exc
+                    spans, issues = intake.decode_json(document, SourceRef(origin))
+                del body
+                return intake.accept(spans, issues, "http", origin)
+            except TooLarge as exc:
+                raise HttpError(413, str(exc)) from exc
+            except BadRequest as exc:
+                raise HttpError(400, str(exc)) from exc
+        finally:
+            self.server.slots.release()
 
     def _read_body(self) -> bytes:
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
@@ -190,18 +309,22 @@ class ReceiverHandler(BaseHTTPRequestHandler):
             # Not read: the connection is closed instead, so a huge body costs nothing.
             self.close_connection = True
             raise HttpError(
-                413,
-                f"body of {length:,} bytes exceeds the limit of {self.server.max_body:,}",
-                headers={"Connection": "close"},
+                413, f"body of {length:,} bytes exceeds the limit of {self.server.max_body:,}"
             )
-        return self.rfile.read(length)
-
-    def _discard_body(self) -> None:
-        raw = self.headers.get("Content-Length") or ""
-        if raw.isdigit() and int(raw) <= self.server.max_body:
-            self.rfile.read(int(raw))
-        else:
+        self.server.deadlines.set(self.connection, self.server.body_timeout, "body")
+        try:
+            body = self.rfile.read(length)
+        except OSError:
+            body = b""
+        if len(body) < length:
             self.close_connection = True
+            raise HttpError(
+                408,
+                f"body not received within {self.server.body_timeout:g} s "
+                f"({len(body):,} of {length:,} bytes)",
+            )
+        self.server.deadlines.clear(self.connection)
+        return body
 
     @staticmethod
     def _encode_answer(answer: Accepted, reply_type: str) -> bytes:
@@ -243,14 +366,91 @@ class OtlpHttpServer(ThreadingHTTPServer):
         self.max_decompressed = settings.max_decompressed_bytes
         self.retry_after = str(max(1, math.ceil(settings.retry_after_seconds)))
         self.slots = threading.BoundedSemaphore(settings.receiver_workers)
+        self.header_timeout = settings.header_timeout_seconds
+        self.body_timeout = settings.body_timeout_seconds
+        self.handshake_timeout = settings.tls_handshake_timeout_seconds
+        self.max_connections = settings.max_connections
+        self.max_per_client = settings.max_connections_per_client
+        self._conn_lock = threading.Lock()
+        self._per_client: Counter[str] = Counter()
+        self.deadlines = Deadlines(self._expired)
+        self.tls: ssl.SSLContext | None = None
         if settings.tls_cert_file and settings.tls_key_file:
-            tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            tls.load_cert_chain(settings.tls_cert_file, settings.tls_key_file)
-            self.socket = tls.wrap_socket(self.socket, server_side=True)
+            self.tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            self.tls.load_cert_chain(settings.tls_cert_file, settings.tls_key_file)
+        metrics.gauge(
+            "aem_http_connections", "open HTTP connections", lambda: self._per_client.total()
+        )
 
     @property
     def port(self) -> int:
         return int(self.server_address[1])
+
+    def _expired(self, phase: str) -> None:
+        self.metrics.requests_rejected.labels("http", f"{phase}_timeout").inc()
+
+    # ---- the accept loop: count and hand off, nothing that can wait on a client ----------
+    def process_request(self, request: Any, client_address: Any) -> None:
+        client = str(client_address[0])
+        with self._conn_lock:
+            full = self._per_client.total() >= self.max_connections
+            over = self._per_client[client] >= self.max_per_client
+            if not (full or over):
+                self._per_client[client] += 1
+        if full or over:
+            reason = "too_many_connections" if full else "client_connection_cap"
+            self.metrics.requests_rejected.labels("http", reason).inc()
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except Exception:
+            self._release(client)
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._release(str(client_address[0]))
+
+    def _release(self, client: str) -> None:
+        with self._conn_lock:
+            self._per_client[client] -= 1
+            if self._per_client[client] <= 0:
+                del self._per_client[client]
+
+    # ---- the connection's own thread ------------------------------------------------------
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        """TLS handshake (bounded) here, in the connection's thread, then the handler."""
+        request.settimeout(max(self.header_timeout, self.body_timeout))
+        conn = request
+        if self.tls is not None:
+            self.deadlines.set(request, self.handshake_timeout, "tls_handshake")
+            try:
+                conn = self.tls.wrap_socket(
+                    request, server_side=True, do_handshake_on_connect=False
+                )
+                conn.do_handshake()
+            except (OSError, ValueError) as exc:
+                log.debug(
+                    "TLS handshake failed",
+                    extra={"client": client_address[0], "error": str(exc)},
+                )
+                self.deadlines.clear(request)
+                conn.close()
+                return
+            self.deadlines.clear(request)
+        try:
+            ReceiverHandler(conn, client_address, self)
+        finally:
+            self.deadlines.clear(conn)
+            if conn is not request:
+                conn.close()
+
+    def server_close(self) -> None:
+        self.deadlines.stop()
+        super().server_close()
 
 
 def start_http(

@@ -9,13 +9,15 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from aem.model import InputIssue, SourceRef, SpanRecord
+from aem.serve.budget import Budget, OverBudget, client_of
 from aem.serve.ops import ServeMetrics
 from aem.serve.queues import SpanQueue
-from aem.serve.spool import Spool
+from aem.serve.spool import Spool, encode_span
 from collectors.otlp import DecodeError, decode_json_traces, decode_proto_request
 
 log = logging.getLogger("aem.serve.intake")
@@ -36,6 +38,73 @@ class BadRequest(Exception):
     """The whole request is unusable (not protobuf, not OTLP JSON)."""
 
 
+class TooLarge(BadRequest):
+    """The request decodes into more bytes than one request may (413 / INVALID_ARGUMENT)."""
+
+
+MAX_VALUE_DEPTH = 32
+
+
+def span_problem(span: SpanRecord) -> str | None:
+    """Why a decoded span cannot be evaluated safely, or None.
+
+    Why here as well as in the decoder: a span accepted with 200 and spooled that makes
+    evaluation raise would fail its session at every restart. What the evaluator relies on
+    — string ids and names, string attribute keys at every depth, bounded nesting — is
+    checked once at the door, and a span that breaks it is refused in ``partial_success``.
+    """
+    for name in ("trace_id", "span_id", "name", "status_message", "scope"):
+        if not isinstance(getattr(span, name), str):
+            return f"{name} is not a string"
+    if span.parent_span_id is not None and not isinstance(span.parent_span_id, str):
+        return "parent_span_id is not a string"
+    maps: list[tuple[str, Any]] = [("attribute", span.attributes), ("resource", span.resource)]
+    maps += [("event attribute", e.attributes) for e in span.events]
+    for what, value in maps:
+        problem = _value_problem(value, 0)
+        if problem:
+            return f"{what} {problem}"
+    return None
+
+
+def _value_problem(value: Any, depth: int) -> str | None:
+    if depth > MAX_VALUE_DEPTH:
+        return f"nested deeper than {MAX_VALUE_DEPTH} levels"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"key {key!r} is not a string"
+            if isinstance(item, dict | list):
+                problem = _value_problem(item, depth + 1)
+                if problem:
+                    return problem
+    elif isinstance(value, list):
+        for item in value:
+            if isinstance(item, dict | list):
+                problem = _value_problem(item, depth + 1)
+                if problem:
+                    return problem
+    return None
+
+
+def screen(spans: list[SpanRecord], issues: list[InputIssue]) -> list[SpanRecord]:
+    """The spans that pass :func:`span_problem`; the others become issues (refused)."""
+    good: list[SpanRecord] = []
+    for span in spans:
+        problem = span_problem(span)
+        if problem is None:
+            good.append(span)
+            continue
+        issues.append(
+            InputIssue(
+                kind="invalid_span",
+                message=f"span {span.span_id!s:.32}: {problem}; refused",
+                spans_skipped=1,
+            )
+        )
+    return good
+
+
 @dataclass(frozen=True, slots=True)
 class Accepted:
     rejected_spans: int
@@ -52,9 +121,18 @@ def summarize(issues: list[InputIssue]) -> Accepted:
 
 class Intake:
     def __init__(
-        self, spool: Spool, queue: SpanQueue, metrics: ServeMetrics, retry_after: float
+        self,
+        spool: Spool,
+        queue: SpanQueue,
+        metrics: ServeMetrics,
+        retry_after: float,
+        *,
+        budget: Budget,
+        max_request_decoded_bytes: int,
     ) -> None:
         self._spool = spool
+        self._budget = budget
+        self._max_decoded = max_request_decoded_bytes
         self._queue = queue
         self._metrics = metrics
         self._retry_after = retry_after
@@ -88,12 +166,17 @@ class Intake:
         except (DecodeError, AttributeError, TypeError) as exc:
             raise BadRequest(f"body is not an OTLP/JSON trace request: {exc}") from exc
 
-    def accept(self, spans: list[SpanRecord], issues: list[InputIssue], transport: str) -> Accepted:
+    def accept(
+        self, spans: list[SpanRecord], issues: list[InputIssue], transport: str, origin: str
+    ) -> Accepted:
         """Spool the spans and queue them for assembly; return the partial-success answer.
 
         Raises :class:`Busy` (nothing was written, nothing acknowledged) when there is no
-        room or the server is shutting down.
+        room or the server is shutting down, :class:`TooLarge` when the request decodes
+        into more than ``max_request_decoded_bytes``.
         """
+        issues = list(issues)
+        spans = screen(spans, issues)
         answer = summarize(issues)
         if answer.rejected_spans:
             self._metrics.spans_rejected.labels("invalid").inc(answer.rejected_spans)
@@ -110,7 +193,21 @@ class Intake:
         if self._closing.is_set():
             self._refuse(transport, "shutting_down", len(spans))
             raise Busy("server is shutting down", self._retry_after, unavailable=True)
+        encoded = [encode_span(s) for s in spans]
+        sizes = [len(e) for e in encoded]
+        if sum(sizes) > self._max_decoded:
+            self._refuse(transport, "too_large_decoded", len(spans))
+            raise TooLarge(
+                f"request decodes into {sum(sizes):,} bytes of spans, above the limit of "
+                f"{self._max_decoded:,}; refused (send smaller batches)"
+            )
+        try:
+            admission = self._budget.admit(client_of(origin), spans, sizes)
+        except OverBudget as exc:
+            self._refuse(transport, exc.reason, len(spans))
+            raise Busy(str(exc), self._retry_after) from exc
         if not self._queue.try_reserve(len(spans)):
+            self._budget.rollback(admission)
             self._refuse(transport, "queue_full", len(spans))
             raise Busy(
                 f"ingest queue full ({self._queue.depth} of {self._queue.capacity} spans); "
@@ -118,11 +215,12 @@ class Intake:
                 self._retry_after,
             )
         try:
-            self._spool.append(spans)
+            self._spool.append(spans, encoded)
         except Exception as exc:
             self._queue.release(len(spans))
+            self._budget.rollback(admission)
             self._refuse(transport, "spool_error", len(spans))
-            log.exception("spool write failed")
+            log.warning("spool write failed; request refused", extra={"error": str(exc)})
             raise Busy(f"spool write failed: {exc}", self._retry_after, unavailable=True) from exc
         self._queue.put_reserved(spans)
         self._metrics.spans_received.labels(transport).inc(len(spans))

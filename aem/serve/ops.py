@@ -100,6 +100,28 @@ class ServeMetrics:
             buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300),
         )
         self.started = time.time()
+        self._fault_metrics()
+
+    def _fault_metrics(self) -> None:
+        """Counters of the hardening: evictions, failing spool writes, restarted threads."""
+        r = self.registry
+        self.sessions_evicted = Counter(
+            "aem_sessions_evicted",
+            "open sessions evaluated early (marked cut) to keep within the byte budget",
+            registry=r,
+        )
+        self.spool_write_errors = Counter(
+            "aem_spool_write_errors",
+            "spool writes of the pipeline that failed and were retried (disk full...)",
+            ["op"],
+            registry=r,
+        )
+        self.thread_restarts = Counter(
+            "aem_thread_restarts",
+            "worker threads found dead and restarted by the supervisor",
+            ["thread"],
+            registry=r,
+        )
 
     def gauge(self, name: str, doc: str, read: Callable[[], float]) -> None:
         Gauge(name, doc, registry=self.registry).set_function(read)

@@ -18,25 +18,43 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from aem.model import ClosedSession, InputIssue, SessionReport, SpanRecord
+from aem.serve.budget import Budget, client_of
 from aem.serve.ops import ServeMetrics
 from aem.serve.queues import SpanQueue
 from aem.serve.sinks.records import verdict_items
-from aem.serve.spool import Spool
+from aem.serve.spool import Spool, SpoolClosed
 from collectors.assembler import SessionAssembler
 
 log = logging.getLogger("aem.serve.pipeline")
 
 Evaluate = Callable[[ClosedSession], SessionReport]
+T = TypeVar("T")
+
+REPLAY_BATCH = 5000
 
 
 @dataclass(slots=True)
 class _Complete:
     session: ClosedSession
     completed_at: float  # wall clock, for the completion → delivery delay
+    bytes: int = 0  # charged to the budget until the session is committed
+
+
+class _Assembler(SessionAssembler):
+    """The shared assembler plus one live-only operation: cut chosen sessions now."""
+
+    def cut(self, trace_ids: Iterable[str]) -> list[ClosedSession]:
+        """Close the sessions holding ``trace_ids`` at once, marked cut (byte eviction)."""
+        wanted = {self._traces[t].session_id for t in trace_ids if t in self._traces}
+        if not wanted:
+            return []
+        groups = self._group()
+        return [self._close(sid, groups[sid], cut=True) for sid in wanted if sid in groups]
 
 
 @dataclass(frozen=True)
@@ -59,8 +77,10 @@ class Pipeline:
         limits: PipelineLimits,
         metrics: ServeMetrics,
         on_committed: Callable[[], None],
+        budget: Budget,
     ) -> None:
         self._spool = spool
+        self._budget = budget
         self._intake = intake
         self._evaluate = evaluate
         self._limits = limits
@@ -69,7 +89,7 @@ class Pipeline:
         self._late: list[tuple[str, str]] = []
         # Sees every span as it is assembled (live scorecards, aem.serve.scorecards).
         self.on_spans: Callable[[list[SpanRecord]], None] | None = None
-        self.assembler = SessionAssembler(
+        self.assembler = _Assembler(
             idle=limits.idle_seconds,
             max_lifetime=limits.max_lifetime_seconds,
             on_issue=self._issue,
@@ -79,13 +99,8 @@ class Pipeline:
         self.evaluating = 0
         self._stop = threading.Event()
         self._drain = True
-        self._asm_thread = threading.Thread(
-            target=self._assemble_loop, name="assembler", daemon=True
-        )
-        self._evaluators = [
-            threading.Thread(target=self._evaluate_loop, name=f"evaluator-{i}", daemon=True)
-            for i in range(limits.evaluator_workers)
-        ]
+        self._asm_thread = self._assembler_thread()
+        self._evaluators = [self._evaluator_thread(i) for i in range(limits.evaluator_workers)]
         self._asm_lock = threading.Lock()
         metrics.gauge("aem_sessions_open", "sessions being assembled", self._open_sessions)
         metrics.gauge("aem_spans_in_flight", "spans held in open sessions", self._in_flight)
@@ -95,6 +110,35 @@ class Pipeline:
         metrics.gauge(
             "aem_queue_depth_eval_sessions", "complete sessions waiting", self._eval_q.qsize
         )
+
+    def _assembler_thread(self) -> threading.Thread:
+        return threading.Thread(target=self._assemble_loop, name="assembler", daemon=True)
+
+    def _evaluator_thread(self, i: int) -> threading.Thread:
+        return threading.Thread(target=self._evaluate_loop, name=f"evaluator-{i}", daemon=True)
+
+    def workers(self) -> list[tuple[str, Callable[[], bool], Callable[[], None]]]:
+        """``(name, alive?, restart)`` of every pipeline thread, for the supervisor."""
+        out: list[tuple[str, Callable[[], bool], Callable[[], None]]] = [
+            ("assembler", lambda: self._asm_thread.is_alive(), self._restart_assembler)
+        ]
+        for i in range(len(self._evaluators)):
+            out.append(
+                (
+                    f"evaluator-{i}",
+                    lambda i=i: self._evaluators[i].is_alive(),  # type: ignore[misc]
+                    lambda i=i: self._restart_evaluator(i),  # type: ignore[misc]
+                )
+            )
+        return out
+
+    def _restart_assembler(self) -> None:
+        self._asm_thread = self._assembler_thread()
+        self._asm_thread.start()
+
+    def _restart_evaluator(self, i: int) -> None:
+        self._evaluators[i] = self._evaluator_thread(i)
+        self._evaluators[i].start()
 
     def _open_sessions(self) -> float:
         with self._asm_lock:
@@ -106,6 +150,7 @@ class Pipeline:
     # ---- assembling ------------------------------------------------------------------
     def _issue(self, issue: InputIssue) -> None:
         if issue.kind == "late_span" and issue.trace_id and issue.span_id:
+            self._budget.release(self._budget.close_traces([issue.trace_id]))
             self._late.append((issue.trace_id, issue.span_id))
             self._metrics.late_spans.inc()
             log.info("late span", extra={"session_id": issue.session_id, "span_id": issue.span_id})
@@ -114,11 +159,13 @@ class Pipeline:
         """Rebuild open sessions from the spool after a restart (before receivers start)."""
         n = 0
         now = time.monotonic()
-        for span, trace_done in self._spool.replay():
+        for span, trace_done, size in self._spool.replay():
             if trace_done:
                 self._late.append((span.trace_id, span.span_id))
                 self._metrics.late_spans.inc()
                 continue
+            client = client_of(span.origin.source) if span.origin else "replay"
+            self._budget.admit(client, [span], [size], force=True)
             before = self.assembler.spans_added
             self.assembler.add(span, now)
             self.spans_in_flight += self.assembler.spans_added - before
@@ -131,7 +178,14 @@ class Pipeline:
     def _forget_late(self) -> None:
         if self._late:
             late, self._late = self._late, []
-            self._spool.forget_spans(late)
+            try:
+                self._spool.forget_spans(late)
+            except SpoolClosed:
+                pass
+            except Exception:
+                # Disk full, say: keep them and try again next round (never lose track).
+                log.warning("could not forget late spans yet", exc_info=True)
+                self._late.extend(late)
 
     def _can_take(self) -> bool:
         return self.spans_in_flight < self._limits.max_spans_in_flight and not self._eval_q.full()
@@ -159,6 +213,7 @@ class Pipeline:
             self._forget_late()
             if stopping and not batches:
                 break
+            self._evict()
             if now - last_tick >= tick:
                 last_tick = now
                 with self._asm_lock:
@@ -171,11 +226,26 @@ class Pipeline:
         for _ in self._evaluators:
             self._eval_q.put(None)
 
+    def _evict(self) -> None:
+        """Cut the sessions the byte budget gives up on (see aem.serve.budget)."""
+        for traces in self._budget.evictions():
+            with self._asm_lock:
+                sessions = self.assembler.cut(traces)
+            for session in sessions:
+                self._metrics.sessions_evicted.inc()
+                log.warning(
+                    "session evicted by the byte budget; evaluated now, marked cut",
+                    extra={"session_id": session.session_id, "spans": len(session.spans)},
+                )
+            self._hand_over(sessions)
+
     def _hand_over(self, sessions: list[ClosedSession]) -> None:
         wall = time.time()
         for session in sessions:
             self.spans_in_flight -= len(session.spans)
-            if self._spool.is_done(session.session_id):
+            charged = self._budget.close_traces(session.trace_ids)
+            if self._was_evaluated(session.session_id):
+                self._budget.release(charged)
                 # Only after a restart: the assembler forgot what was evaluated before.
                 self._metrics.late_spans.inc(len(session.spans))
                 self._spool.forget_spans([(s.trace_id, s.span_id) for s in session.spans])
@@ -184,7 +254,13 @@ class Pipeline:
                     extra={"session_id": session.session_id, "spans": len(session.spans)},
                 )
                 continue
-            self._eval_q.put(_Complete(session, wall))  # blocks when full: backpressure
+            self._eval_q.put(_Complete(session, wall, charged))  # blocks when full: backpressure
+
+    def _was_evaluated(self, session_id: str) -> bool:
+        try:
+            return self._spool.is_done(session_id)
+        except Exception:
+            return False  # cannot tell: evaluating again is caught by commit_session
 
     # ---- evaluating ------------------------------------------------------------------
     def _evaluate_loop(self) -> None:
@@ -197,6 +273,7 @@ class Pipeline:
                 self._evaluate_one(job)
             finally:
                 self.evaluating -= 1
+                self._budget.release(job.bytes)
 
     def _evaluate_one(self, job: _Complete) -> None:
         session = job.session
@@ -204,20 +281,23 @@ class Pipeline:
         try:
             report = self._evaluate(session)
             items = verdict_items(report, completed_at=job.completed_at)
-        except Exception:
-            # Not committed: the spans stay in the spool, so a restart (after the bug is
-            # fixed) evaluates the session; the log names it and the counter shows it.
-            log.exception("evaluation failed", extra={"session_id": session.session_id})
-            self._metrics.sessions_failed.inc()
+        except Exception as exc:
+            self._dead_letter(session, exc)
             return
         self._metrics.evaluation_seconds.observe(time.perf_counter() - started)
-        fresh = self._spool.commit_session(
+        fresh = self._durably(
+            "commit_session",
             session.session_id,
-            session.trace_ids,
-            items,
-            spans=len(session.spans),
-            cut=session.cut,
+            lambda: self._spool.commit_session(
+                session.session_id,
+                session.trace_ids,
+                items,
+                spans=len(session.spans),
+                cut=session.cut,
+            ),
         )
+        if fresh is None:
+            return  # shutting down while the spool fails: the spans stay for the next start
         if not fresh:
             log.warning("session already evaluated", extra={"session_id": session.session_id})
             return
@@ -234,6 +314,48 @@ class Pipeline:
             },
         )
         self._on_committed()
+
+    def _dead_letter(self, session: ClosedSession, exc: Exception) -> None:
+        """An evaluation that raised: report it and take the session out of the retry loop.
+
+        Why not leave the spans in the spool: they would be replayed, and fail, at every
+        start; the dead-letter table keeps them for a human instead.
+        """
+        error = f"{type(exc).__name__}: {exc}"
+        log.error(
+            "evaluation failed; session moved to the dead-letter table",
+            exc_info=exc,
+            extra={"session_id": session.session_id, "spans": len(session.spans), "error": error},
+        )
+        self._metrics.sessions_failed.inc()
+        self._durably(
+            "dead_letter",
+            session.session_id,
+            lambda: self._spool.dead_letter(
+                session.session_id, session.trace_ids, spans=len(session.spans), error=error
+            ),
+        )
+
+    def _durably(self, what: str, session_id: str, op: Callable[[], T]) -> T | None:
+        """Run a spool write until it succeeds (disk full → retry with backoff, not die).
+
+        Returns None when the spool closed meanwhile (shutdown): nothing was committed and
+        the session's spans are still in the spool for the next start.
+        """
+        delay = 0.1
+        while True:
+            try:
+                return op()
+            except SpoolClosed:
+                return None
+            except Exception as exc:
+                self._metrics.spool_write_errors.labels(what).inc()
+                log.warning(
+                    "spool write failed; retrying",
+                    extra={"op": what, "session_id": session_id, "error": str(exc)},
+                )
+            time.sleep(delay)
+            delay = min(delay * 2, 2.0)
 
     # ---- lifecycle -------------------------------------------------------------------
     def start(self) -> None:

@@ -19,6 +19,7 @@ import orjson
 
 from aem.cases import Case
 from aem.config import AemConfig
+from aem.serve.budget import Budget, BudgetLimits
 from aem.serve.intake import Intake
 from aem.serve.ops import ServeMetrics
 from aem.serve.pipeline import Evaluate, Pipeline, PipelineLimits
@@ -29,6 +30,7 @@ from aem.serve.sinks.base import Sink
 from aem.serve.sinks.outbox import Outbox, RetryPolicy
 from aem.serve.sinks.registry import build_sinks
 from aem.serve.spool import Pruner, Spool
+from aem.serve.supervisor import Supervisor
 
 log = logging.getLogger("aem.serve.server")
 
@@ -38,6 +40,30 @@ def default_evaluator(cases: Mapping[str, Case] | None, config: AemConfig | None
     from aem.evaluate import Evaluator
 
     return Evaluator(config, cases).evaluate
+
+
+def _outbox(settings: ServeSettings, sinks: list[Sink], metrics: ServeMetrics) -> Outbox:
+    return Outbox(
+        settings.spool_path,
+        sinks,
+        batch=settings.delivery_batch,
+        retry=RetryPolicy(
+            settings.delivery_retry_initial_seconds, settings.delivery_retry_max_seconds
+        ),
+        poll_seconds=settings.delivery_poll_seconds,
+        on_delivered=metrics.on_delivered,
+    )
+
+
+def _budget(settings: ServeSettings) -> Budget:
+    return Budget(
+        BudgetLimits(
+            max_bytes=settings.max_bytes_in_flight,
+            max_session_bytes=settings.max_session_bytes,
+            max_sessions=settings.max_open_sessions,
+            max_sessions_per_client=settings.max_open_sessions_per_client,
+        )
+    )
 
 
 class LiveServer:
@@ -59,16 +85,7 @@ class LiveServer:
             commit_batch=settings.spool_commit_batch,
             sinks=[s.name for s in sinks],
         )
-        self.outbox = Outbox(
-            settings.spool_path,
-            sinks,
-            batch=settings.delivery_batch,
-            retry=RetryPolicy(
-                settings.delivery_retry_initial_seconds, settings.delivery_retry_max_seconds
-            ),
-            poll_seconds=settings.delivery_poll_seconds,
-            on_delivered=self.metrics.on_delivered,
-        )
+        self.outbox = _outbox(settings, sinks, self.metrics)
         self.pruner = Pruner(
             settings.spool_path,
             retention_seconds=settings.retention_seconds,
@@ -76,7 +93,15 @@ class LiveServer:
             on_pruned=self.metrics.on_pruned,
         )
         self.queue = SpanQueue(settings.ingest_queue_spans)
-        self.intake = Intake(self.spool, self.queue, self.metrics, settings.retry_after_seconds)
+        self.budget = _budget(settings)
+        self.intake = Intake(
+            self.spool,
+            self.queue,
+            self.metrics,
+            settings.retry_after_seconds,
+            budget=self.budget,
+            max_request_decoded_bytes=settings.max_request_decoded_bytes,
+        )
         self.pipeline = Pipeline(
             spool=self.spool,
             intake=self.queue,
@@ -91,8 +116,10 @@ class LiveServer:
             ),
             metrics=self.metrics,
             on_committed=self.outbox.notify,
+            budget=self.budget,
         )
-        self.metrics.gauge("aem_verdicts_pending", "verdict items not yet delivered", self._pending)
+        self.supervisor = self._supervise()
+        self._gauges()
         self.scorecards = scorecard_tracker(settings, [s.name for s in sinks], self.outbox.notify)
         if self.scorecards is not None:
             self.pipeline.on_spans = self.scorecards.observe
@@ -102,14 +129,72 @@ class LiveServer:
         self.ports: dict[str, int] = {}
         self._stopped = threading.Event()
 
+    def _supervise(self) -> Supervisor:
+        """Every worker thread under one supervisor (restarted and counted if it dies)."""
+        supervisor = Supervisor(self.metrics.thread_restarts)
+        supervisor.watch("spool-writer", self.spool.writer_alive, self.spool.restart_writer)
+        for name, alive, restart in self.pipeline.workers():
+            supervisor.watch(name, alive, restart)
+        for worker in self.outbox.workers:
+            supervisor.watch(f"sink-{worker.sink.name}", worker.alive, worker.restart)
+        supervisor.watch("spool-pruner", self.pruner.alive, self.pruner.restart)
+        return supervisor
+
+    def _gauges(self) -> None:
+        gauge, budget = self.metrics.gauge, self.budget
+        gauge("aem_verdicts_pending", "verdict items not yet delivered", self._pending)
+        gauge(
+            "aem_bytes_in_flight",
+            "decoded bytes of spans accepted and not yet evaluated (cap max_bytes_in_flight)",
+            lambda: budget.bytes_in_flight,
+        )
+        gauge(
+            "aem_open_session_bytes",
+            "decoded bytes held by open sessions (evicted above half of max_bytes_in_flight)",
+            lambda: budget.open_bytes,
+        )
+        gauge(
+            "aem_sessions_open_admitted",
+            "open sessions counted against max_open_sessions",
+            lambda: budget.open_sessions,
+        )
+        gauge(
+            "aem_clients_at_session_cap",
+            "client addresses holding max_open_sessions_per_client open sessions",
+            budget.clients_at_cap,
+        )
+        gauge(
+            "aem_saturated",
+            "1 while no new session can be admitted (also /readyz 503)",
+            lambda: float(budget.saturation() is not None),
+        )
+        gauge(
+            "aem_spool_failing",
+            "1 while spool writes fail",
+            lambda: float(bool(self.spool.failing)),
+        )
+        gauge(
+            "aem_dead_letter_sessions",
+            "sessions whose evaluation raised, kept in the dead_letter table",
+            lambda: self.spool.dead_letters,
+        )
+
     def _pending(self) -> float:
         return float(self.outbox.pending())
 
     def readiness(self) -> tuple[bool, str]:
+        """Ready only when a new session sent here would be accepted and evaluated."""
         if self.intake.closing:
             return False, "draining"
         if not self._ready:
             return False, "starting"
+        if self.spool.failing:
+            return False, f"spool write failing: {self.spool.failing}"
+        if self.supervisor.dead:
+            return False, "worker threads being restarted: " + ", ".join(self.supervisor.dead)
+        saturated = self.budget.saturation()
+        if saturated:
+            return False, f"saturated: {saturated}"
         return True, "ready"
 
     def start(self) -> None:
@@ -124,7 +209,10 @@ class LiveServer:
             )
         self.pipeline.start()
         self.pruner.start()
+        self.supervisor.start()
         s = self.settings
+        for warning in s.exposure_warnings():
+            log.warning("exposed receiver: " + warning, extra={"host": s.host})
         if s.grpc_port != -1:
             from aem.serve.grpc_receiver import start_grpc
 
@@ -150,6 +238,7 @@ class LiveServer:
         deadline = time.monotonic() + budget
         log.info("draining", extra={"timeout_s": budget})
         self.intake.close()
+        self.supervisor.stop()
         if self._grpc is not None:
             self._grpc.stop(grace=min(5.0, budget)).wait()
         if self._http is not None:

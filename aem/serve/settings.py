@@ -57,6 +57,39 @@ class ServeSettings(BaseModel):
     receiver_workers: int = Field(
         8, ge=1, le=256, description="gRPC handler threads; also concurrent HTTP requests"
     )
+    tls_handshake_timeout_seconds: float = Field(
+        5.0,
+        gt=0,
+        description="a TLS handshake not done by then is dropped (an idle or stalled "
+        "client cannot hold the port: handshakes run off the accept loop)",
+    )
+    header_timeout_seconds: float = Field(
+        10.0,
+        gt=0,
+        description="the request line and headers must arrive within this (also "
+        "the longest wait for the next request on a kept-alive HTTP connection)",
+    )
+    body_timeout_seconds: float = Field(
+        30.0,
+        gt=0,
+        description="the whole body must arrive within this after the headers "
+        "(a byte-by-byte sender is cut off with 408)",
+    )
+    max_connections: int = Field(
+        512, ge=1, description="open HTTP connections in all; beyond it new ones are closed"
+    )
+    max_connections_per_client: int = Field(
+        32,
+        ge=1,
+        description="open HTTP connections per client address; beyond it new "
+        "ones are closed, so one address cannot take every connection",
+    )
+    max_request_decoded_bytes: int = Field(
+        64 * MiB,
+        ge=1024,
+        description="largest request once decoded into spans (attributes "
+        "expand after decompression); beyond it the request is refused (413 / INVALID_ARGUMENT)",
+    )
     retry_after_seconds: float = Field(
         1.0, gt=0, description="retry hint sent with RESOURCE_EXHAUSTED / 429 / 503"
     )
@@ -99,6 +132,31 @@ class ServeSettings(BaseModel):
     max_spans_in_flight: int = Field(
         500_000, ge=1, description="spans held in open sessions; above it intake pauses"
     )
+    max_bytes_in_flight: int = Field(
+        256 * MiB,
+        ge=MiB,
+        description="decoded bytes of spans accepted and not yet evaluated "
+        "(ingest queue, open sessions, evaluation queue, spool); beyond it intake pushes back. "
+        "Open sessions holding more than half of it are evicted, largest first, marked cut",
+    )
+    max_session_bytes: int = Field(
+        32 * MiB,
+        ge=1024,
+        description="decoded bytes of one open session; beyond it the "
+        "session is evicted (evaluated now, marked cut)",
+    )
+    max_open_sessions: int = Field(
+        100_000,
+        ge=1,
+        description="open sessions in all; a request that would open more is "
+        "pushed back and /readyz reports saturation",
+    )
+    max_open_sessions_per_client: int = Field(
+        10_000,
+        ge=1,
+        description="open sessions per client address; a request that would "
+        "open more is pushed back (only that client)",
+    )
     eval_queue_sessions: int = Field(
         64, ge=1, description="complete sessions waiting for an evaluator; full → intake pauses"
     )
@@ -140,6 +198,13 @@ class ServeSettings(BaseModel):
 
         return dict(validate_sink_settings(value))
 
+    @field_validator("bearer_token")
+    @classmethod
+    def _token(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().strip():
+            raise ValueError("bearer_token is empty; leave it out to run without authentication")
+        return value
+
     @field_validator("scorecard")
     @classmethod
     def _scorecard(cls, value: Path | None) -> Path | None:
@@ -160,6 +225,14 @@ class ServeSettings(BaseModel):
             raise ValueError("tls_cert_file and tls_key_file go together")
         if self.grpc_port == -1 and self.http_port == -1:
             raise ValueError("both receivers are off (grpc_port=-1, http_port=-1)")
+        if self.max_connections_per_client > self.max_connections:
+            raise ValueError("max_connections_per_client > max_connections")
+        if self.max_open_sessions_per_client > self.max_open_sessions:
+            raise ValueError("max_open_sessions_per_client > max_open_sessions")
+        if max(self.max_request_decoded_bytes, self.max_session_bytes) > self.max_bytes_in_flight:
+            raise ValueError(
+                "max_request_decoded_bytes and max_session_bytes must be <= max_bytes_in_flight"
+            )
         if self.max_decompressed_bytes < self.max_request_bytes:
             raise ValueError("max_decompressed_bytes must be >= max_request_bytes")
         if self.delivery_retry_max_seconds < self.delivery_retry_initial_seconds:
@@ -170,3 +243,19 @@ class ServeSettings(BaseModel):
                 "the retention by more than the retention itself"
             )
         return self
+
+    def exposure_warnings(self) -> list[str]:
+        """Why this configuration is risky, for the log at start (empty when it is not).
+
+        Why a warning and not an error: a private network may be trusted on purpose, but
+        an exposed receiver without a token or TLS takes spans (prompts, tool data) from,
+        and shows them to, anyone who can reach it — the operator must hear it.
+        """
+        if is_loopback(self.host):
+            return []
+        out = []
+        if self.bearer_token is None:
+            out.append("no bearer_token: anyone who can reach the port can send spans")
+        if self.tls_cert_file is None:
+            out.append("no TLS: spans (prompts, tool data) cross the network in clear text")
+        return out

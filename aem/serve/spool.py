@@ -59,6 +59,19 @@ CREATE TABLE IF NOT EXISTS done_traces (
     session_id TEXT NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS done_traces_session ON done_traces (session_id);
+CREATE TABLE IF NOT EXISTS dead_letter (
+    session_id TEXT PRIMARY KEY,
+    failed_at REAL NOT NULL,
+    spans INTEGER NOT NULL,
+    error TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS dead_spans (
+    session_id TEXT NOT NULL,
+    trace_id TEXT NOT NULL,
+    span_id TEXT NOT NULL,
+    data BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS dead_spans_session ON dead_spans (session_id);
 """
 
 PRUNE_BATCH = 500  # rows per prune transaction: the spool writer waits at most this long
@@ -68,6 +81,18 @@ Op = Callable[[sqlite3.Connection], Any]
 
 class SpoolClosed(RuntimeError):
     """The spool is shutting down; the caller must not acknowledge."""
+
+
+class SpoolUnavailable(OSError):
+    """The spool file cannot be opened for writing (missing directory, read-only...).
+
+    An ``OSError`` so that start-up reports it in one line instead of a traceback.
+    """
+
+
+def encode_span(span: SpanRecord) -> bytes:
+    """The spool's bytes of one span; their length is also its decoded size for budgets."""
+    return _encode(span)
 
 
 def _encode(span: SpanRecord) -> bytes:
@@ -88,20 +113,56 @@ class Spool:
         sinks: Sequence[str] = (),
     ) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._sinks = list(sinks)
         self._commit_batch = commit_batch
-        self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute(f"PRAGMA synchronous={synchronous}")
-        self._conn.execute("PRAGMA busy_timeout=30000")
-        self._conn.executescript(SCHEMA)
-        outbox.create_schema(self._conn)
+        self._conn = self._open(synchronous)
         self._ops: queue.Queue[tuple[Op, Future[Any]] | None] = queue.Queue()
         self._closed = False
-        self._thread = threading.Thread(target=self._run, name="spool-writer", daemon=True)
-        self._thread.start()
         self.commits = 0
+        # Why the last write error is kept: while writes fail (disk full) the server must
+        # say so on /readyz, and say it no longer once a write succeeds again.
+        self.failing: str | None = None
+        row = self._conn.execute("SELECT count(*) FROM dead_letter").fetchone()
+        self.dead_letters = int(row[0])
+        self._thread = self._new_thread()
+        self._thread.start()
+
+    def _open(self, synchronous: str) -> sqlite3.Connection:
+        """Open (and prove writable) the spool; any failure is one :class:`SpoolUnavailable`."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except (OSError, sqlite3.Error) as exc:
+            raise SpoolUnavailable(f"spool {self.path}: cannot open ({exc})") from exc
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA synchronous={synchronous}")
+            conn.execute("PRAGMA busy_timeout=30000")
+            conn.executescript(SCHEMA)
+            outbox.create_schema(conn)
+            # A read-only file opens fine and even reads: prove a write goes through.
+            conn.execute("BEGIN IMMEDIATE")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            conn.execute(f"PRAGMA user_version={int(version)}")
+            conn.execute("CREATE TABLE IF NOT EXISTS spool_probe (x)")
+            conn.execute("DROP TABLE spool_probe")
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            conn.close()
+            raise SpoolUnavailable(f"spool {self.path}: not writable ({exc})") from exc
+        return conn
+
+    def _new_thread(self) -> threading.Thread:
+        return threading.Thread(target=self._run, name="spool-writer", daemon=True)
+
+    def writer_alive(self) -> bool:
+        return self._closed or self._thread.is_alive()
+
+    def restart_writer(self) -> None:
+        """Start a new writer thread (the supervisor's remedy if the old one died)."""
+        if not self._closed and not self._thread.is_alive():
+            self._thread = self._new_thread()
+            self._thread.start()
 
     # ---- writer thread --------------------------------------------------------------
     def _run(self) -> None:
@@ -120,7 +181,14 @@ class Spool:
                     stop = True
                     break
                 group.append(nxt)
-            self._commit(group)
+            try:
+                self._commit(group)
+            except BaseException as exc:
+                # Never leave a receiver waiting on a future nobody will complete.
+                for _, future in group:
+                    if not future.done():
+                        future.set_exception(exc)
+                raise
             if stop:
                 return
 
@@ -133,15 +201,22 @@ class Spool:
             self._conn.execute("COMMIT")
             self.commits += 1
         except Exception as exc:
-            log.exception("spool transaction failed; retrying its operations one by one")
             if self._conn.in_transaction:
                 self._conn.execute("ROLLBACK")
             if len(group) > 1:
+                log.warning("spool transaction failed; retrying its operations one by one")
                 for item in group:
                     self._commit([item])
                 return
+            if isinstance(exc, sqlite3.Error):
+                if self.failing is None:
+                    log.error("spool write failing", extra={"error": str(exc)})
+                self.failing = f"{type(exc).__name__}: {exc}"
             group[0][1].set_exception(exc)
             return
+        if self.failing is not None:
+            log.info("spool writes succeed again", extra={"was": self.failing})
+            self.failing = None
         for (_, future), result in zip(group, results, strict=True):
             future.set_result(result)
 
@@ -153,9 +228,13 @@ class Spool:
         return future
 
     # ---- operations ----------------------------------------------------------------
-    def append(self, spans: Sequence[SpanRecord]) -> None:
-        """Write spans durably; returns only once they are committed (then ack)."""
-        rows = [(s.trace_id, s.span_id, _encode(s)) for s in spans]
+    def append(self, spans: Sequence[SpanRecord], encoded: Sequence[bytes] | None = None) -> None:
+        """Write spans durably; returns only once they are committed (then ack).
+
+        ``encoded``: the spans already through :func:`encode_span` (the intake sizes them).
+        """
+        data = encoded if encoded is not None else [_encode(s) for s in spans]
+        rows = [(s.trace_id, s.span_id, d) for s, d in zip(spans, data, strict=True)]
 
         def op(conn: sqlite3.Connection) -> None:
             conn.executemany("INSERT INTO spans (trace_id, span_id, data) VALUES (?, ?, ?)", rows)
@@ -193,6 +272,44 @@ class Spool:
 
         return bool(self._submit(op).result())
 
+    def dead_letter(
+        self, session_id: str, trace_ids: Sequence[str], *, spans: int, error: str
+    ) -> bool:
+        """Atomically move a session whose evaluation raised out of the retry loop.
+
+        Its spans go to ``dead_spans`` (kept for a human, with the error in ``dead_letter``)
+        and the session and its traces are marked done, so neither a restart nor a late
+        span evaluates it again. Returns False when the session was already done.
+        """
+
+        def op(conn: sqlite3.Connection) -> bool:
+            cur = conn.execute(
+                "INSERT OR IGNORE INTO done_sessions VALUES (?, ?, ?, ?)",
+                (session_id, time.time(), spans, 0),
+            )
+            if cur.rowcount == 0:
+                return False
+            conn.execute(
+                "INSERT OR REPLACE INTO dead_letter VALUES (?, ?, ?, ?)",
+                (session_id, time.time(), spans, error),
+            )
+            conn.executemany(
+                "INSERT OR IGNORE INTO done_traces VALUES (?, ?)",
+                [(t, session_id) for t in trace_ids],
+            )
+            for trace_id in trace_ids:
+                conn.execute(
+                    "INSERT INTO dead_spans SELECT ?, trace_id, span_id, data FROM spans "
+                    "WHERE trace_id = ?",
+                    (session_id, trace_id),
+                )
+                conn.execute("DELETE FROM spans WHERE trace_id = ?", (trace_id,))
+            return True
+
+        moved = bool(self._submit(op).result())
+        self.dead_letters += moved
+        return moved
+
     def forget_spans(self, keys: Sequence[tuple[str, str]]) -> None:
         """Delete late spans (already counted and reported) so a restart won't revive them."""
 
@@ -214,8 +331,9 @@ class Spool:
 
         return self._submit(op).result()
 
-    def replay(self, chunk: int = 5000) -> Iterator[tuple[SpanRecord, bool]]:
-        """Every spooled span in arrival order, with whether its trace was already evaluated.
+    def replay(self, chunk: int = 5000) -> Iterator[tuple[SpanRecord, bool, int]]:
+        """Every spooled span in arrival order, whether its trace was already evaluated,
+        and its size in bytes (for the memory budget).
 
         Used before the receivers start, so reading on a separate connection is safe.
         """
@@ -233,7 +351,7 @@ class Spool:
                 for seq, data in rows:
                     span: SpanRecord = pickle.loads(data)
                     last = seq
-                    yield span, span.trace_id in done
+                    yield span, span.trace_id in done, len(data)
         finally:
             conn.close()
 
@@ -241,7 +359,14 @@ class Spool:
         def op(conn: sqlite3.Connection) -> dict[str, int]:
             return {
                 table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-                for table in ("spans", "done_sessions", "done_traces", "outbox")
+                for table in (
+                    "spans",
+                    "done_sessions",
+                    "done_traces",
+                    "outbox",
+                    "dead_letter",
+                    "dead_spans",
+                )
             }
 
         result: dict[str, int] = self._submit(op).result()
@@ -283,6 +408,14 @@ class Pruner:
 
     def start(self) -> None:
         self._thread.start()
+
+    def alive(self) -> bool:
+        return self._stop.is_set() or self._thread.is_alive()
+
+    def restart(self) -> None:
+        if not self.alive():
+            self._thread = threading.Thread(target=self._run, name="spool-pruner", daemon=True)
+            self._thread.start()
 
     def stop(self) -> None:
         self._stop.set()

@@ -30,7 +30,17 @@ def free_port() -> int:
 class Serve:
     """One ``aem serve`` subprocess."""
 
-    def __init__(self, workdir: Path, args: list[str], *, reuse_spool: Path | None = None) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        args: list[str],
+        *,
+        reuse_spool: Path | None = None,
+        prefix: list[str] | None = None,
+        wait: bool = True,
+    ) -> None:
+        """``prefix`` runs the server under another command (e.g. ``unshare`` for a small
+        filesystem of its own); ``wait=False`` does not wait for the ports (start errors)."""
         self.workdir = workdir
         workdir.mkdir(parents=True, exist_ok=True)
         self.ports_file = workdir / "ports.json"
@@ -39,6 +49,7 @@ class Serve:
         self.jsonl = workdir / "verdicts.jsonl"
         self.log_path = workdir / "serve.log"
         cmd = [
+            *(prefix or []),
             PY,
             "-m",
             "aem.serve",
@@ -67,7 +78,7 @@ class Serve:
         self._log = self.log_path.open("ab")
         env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false"}
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=self._log, stderr=self._log, env=env)
-        self.ports = self._wait_ports()
+        self.ports = self._wait_ports() if wait else {}
 
     def _wait_ports(self, timeout: float = 90.0) -> dict[str, int]:
         deadline = time.monotonic() + timeout
@@ -116,8 +127,16 @@ class Serve:
 def serve_factory(tmp_path: Path) -> Iterator:
     started: list[Serve] = []
 
-    def start(name: str = "serve", *args: str, reuse_spool: Path | None = None) -> Serve:
-        serve = Serve(tmp_path / name, list(args), reuse_spool=reuse_spool)
+    def start(
+        name: str = "serve",
+        *args: str,
+        reuse_spool: Path | None = None,
+        prefix: list[str] | None = None,
+        wait: bool = True,
+    ) -> Serve:
+        serve = Serve(
+            tmp_path / name, list(args), reuse_spool=reuse_spool, prefix=prefix, wait=wait
+        )
         started.append(serve)
         return serve
 

@@ -152,12 +152,24 @@ class SinkWorker:
         self._on_delivered = on_delivered
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"sink-{sink.name}", daemon=True)
+        self._thread = self._new_thread()
         self.delivered = 0
         self.failures = 0
 
+    def _new_thread(self) -> threading.Thread:
+        return threading.Thread(target=self._run, name=f"sink-{self.sink.name}", daemon=True)
+
     def start(self) -> None:
         self._thread.start()
+
+    def alive(self) -> bool:
+        return self._stop.is_set() or self._thread.is_alive()
+
+    def restart(self) -> None:
+        """A fresh thread (and connection) after the old one died (the supervisor's call)."""
+        if not self.alive():
+            self._thread = self._new_thread()
+            self._thread.start()
 
     def notify(self) -> None:
         self._wake.set()
@@ -166,7 +178,19 @@ class SinkWorker:
         conn = connect(self._path)
         try:
             while not self._stop.is_set():
-                worked = self._deliver_once(conn)
+                try:
+                    worked = self._deliver_once(conn)
+                except sqlite3.OperationalError as exc:
+                    # Disk full or busy while marking rows: they stay pending and are
+                    # delivered again later (keys make that idempotent downstream).
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    log.warning(
+                        "outbox update failed; retrying",
+                        extra={"sink": self.sink.name, "error": str(exc)},
+                    )
+                    self._stop.wait(max(self._poll, 0.5))
+                    continue
                 if not worked:
                     self._wake.wait(self._poll)
                     self._wake.clear()
