@@ -30,7 +30,14 @@ from aem.metrics.base import Metric
 from aem.metrics.context import MetricContext
 from aem.model import Document, MetricResult, Session, ToolCall, Turn, TurnKind
 
-__all__ = ["make_case", "make_session", "make_tool_call", "make_turn", "run_metric"]
+__all__ = [
+    "InMemorySink",
+    "make_case",
+    "make_session",
+    "make_tool_call",
+    "make_turn",
+    "run_metric",
+]
 
 SESSION_ID = "s1"
 _NO_RESULT: Any = object()
@@ -157,3 +164,42 @@ def run_metric(
     """The results ``metric`` gives on ``session`` (no propagation, no report)."""
     context = MetricContext(session=session, case=case, config=config or AemConfig())
     return list(metric.evaluate(context))
+
+
+class InMemorySink:
+    """A sink that keeps what it is given, for tests of ``aem serve`` and of sinks' input.
+
+    It follows the :class:`aem.serve.sinks.base.Sink` protocol, so it can be handed to
+    ``LiveServer(settings, evaluate=..., sinks=[InMemorySink()])``; ``fail_next`` makes the
+    next deliveries raise, to exercise the outbox's retries.
+    """
+
+    name = "memory"
+
+    def __init__(self) -> None:
+        import threading
+
+        from aem.serve.sinks.records import OutboxItem
+
+        self.items: list[OutboxItem] = []
+        self.fail_next = 0
+        self.closed = False
+        self._lock = threading.Lock()
+
+    def deliver(self, items: Sequence[Any]) -> list[str]:
+        from aem.serve.sinks.base import DeliveryError
+
+        with self._lock:
+            if self.fail_next > 0:
+                self.fail_next -= 1
+                raise DeliveryError("in-memory sink told to fail")
+            self.items.extend(items)
+        return [item.key for item in items]
+
+    def close(self) -> None:
+        self.closed = True
+
+    def payloads(self, kind: str | None = None) -> list[dict[str, Any]]:
+        """Delivered payloads (optionally of one kind: ``"metric"`` or ``"turn"``)."""
+        with self._lock:
+            return [i.payload for i in self.items if kind is None or i.kind == kind]
