@@ -44,41 +44,132 @@ class CasesError(ValueError):
     """The cases file cannot be used; the message names the file and the record."""
 
 
+# Deeper references are refused: nothing in a case needs them, and a deep enough document
+# ends a parser or a comparison in a RecursionError.
+MAX_CASE_DEPTH = 64
+
+
+class _CasesYamlLoader(yaml.SafeLoader):
+    """``safe_load`` without aliases and with a depth limit: a few hundred bytes of nested
+    ``*alias`` expand to billions of nodes (a "billion laughs" document hangs the run),
+    and a cases file has no use for them; deep nesting is refused before the recursive
+    composer runs into Python's recursion limit."""
+
+    _depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            raise self._refuse(f"alias *{event.anchor} not allowed in a cases file", event)
+        if self._depth >= MAX_CASE_DEPTH + 2:  # the document and its list of cases
+            raise self._refuse(f"nested deeper than {MAX_CASE_DEPTH} levels", event)
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    @staticmethod
+    def _refuse(problem: str, event: yaml.Event) -> yaml.YAMLError:
+        line = event.start_mark.line + 1 if event.start_mark else "?"
+        return yaml.YAMLError(f"{problem} (line {line})")
+
+
 def load_cases(path: Path) -> dict[str, Case]:
     """Read a JSONL or YAML cases file into ``{session_id: Case}``.
 
     A malformed record is an error naming its line: a silently ignored reference would
-    turn a failing session into a passing one.
+    turn a failing session into a passing one. So is a second case for the same session
+    (naming both lines): letting the last one win would hide the first one's verdicts.
     """
-    text = Path(path).read_text(encoding="utf-8")
-    records: list[tuple[int, Any]] = []
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise CasesError(f"{path}: not UTF-8 text: {exc}") from exc
     if path.suffix in {".yaml", ".yml"}:
-        try:
-            loaded = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise CasesError(f"{path}: not valid YAML: {exc}") from exc
-        items = loaded.get("cases", loaded) if isinstance(loaded, dict) else loaded
-        records = [(i + 1, item) for i, item in enumerate(items or [])]
+        records = _yaml_records(path, text)
     else:
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append((number, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                raise CasesError(f"{path}:{number}: not valid JSON: {exc}") from exc
+        records = _jsonl_records(path, text)
     cases: dict[str, Case] = {}
+    first_line: dict[str, int] = {}
     for number, record in records:
-        try:
-            case = Case.model_validate(record)
-        except ValidationError as exc:
-            raise CasesError(f"{path}:{number}: invalid case: {exc}") from exc
-        for before, after in case.order:
-            n = len(case.expected_tool_calls or [])
-            if not (0 <= before < n and 0 <= after < n):
-                raise CasesError(
-                    f"{path}:{number}: order pair {[before, after]} is outside "
-                    f"expected_tool_calls (0..{n - 1})"
-                )
+        case = _validate(path, number, record)
+        if case.session_id in cases:
+            raise CasesError(
+                f"{path}:{number}: duplicate session_id {case.session_id!r} "
+                f"(first at line {first_line[case.session_id]})"
+            )
         cases[case.session_id] = case
+        first_line[case.session_id] = number
     return cases
+
+
+def _validate(path: Path, number: int, record: Any) -> Case:
+    if _depth(record) > MAX_CASE_DEPTH:
+        raise CasesError(f"{path}:{number}: nested deeper than {MAX_CASE_DEPTH} levels")
+    try:
+        case = Case.model_validate(record)
+    except ValidationError as exc:
+        raise CasesError(f"{path}:{number}: invalid case: {exc}") from exc
+    for before, after in case.order:
+        n = len(case.expected_tool_calls or [])
+        if not (0 <= before < n and 0 <= after < n):
+            raise CasesError(
+                f"{path}:{number}: order pair {[before, after]} is outside "
+                f"expected_tool_calls (0..{n - 1})"
+            )
+    return case
+
+
+def _jsonl_records(path: Path, text: str) -> list[tuple[int, Any]]:
+    records: list[tuple[int, Any]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append((number, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise CasesError(f"{path}:{number}: not valid JSON: {exc}") from exc
+        except RecursionError as exc:
+            raise CasesError(f"{path}:{number}: nested too deeply") from exc
+    return records
+
+
+def _yaml_records(path: Path, text: str) -> list[tuple[int, Any]]:
+    """The cases of a YAML file (a list, or a mapping with a ``cases`` list), each with
+    the line it starts on."""
+    loader = _CasesYamlLoader(text)
+    try:
+        node = loader.get_single_node()
+        loaded = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as exc:
+        raise CasesError(f"{path}: not valid YAML: {exc}") from exc
+    except RecursionError as exc:
+        raise CasesError(f"{path}: nested too deeply") from exc
+    finally:
+        loader.dispose()
+    if isinstance(loaded, dict) and "cases" in loaded and isinstance(node, yaml.MappingNode):
+        node = next(v for k, v in node.value if k.value == "cases")
+        loaded = loaded["cases"]
+    if loaded is None:
+        return []
+    if not isinstance(loaded, list) or not isinstance(node, yaml.SequenceNode):
+        raise CasesError(
+            f"{path}: expected a list of cases (or a mapping with a 'cases' list), "
+            f"got {type(loaded).__name__}"
+        )
+    return [(item.start_mark.line + 1, case) for item, case in zip(node.value, loaded, strict=True)]
+
+
+def _depth(value: Any) -> int:
+    """How deeply lists and mappings nest in ``value`` (iterative: no recursion limit)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            stack.extend(
+                (child, level + 1) for child in (item.values() if isinstance(item, dict) else item)
+            )
+    return deepest

@@ -338,3 +338,55 @@ def test_bom_lone_surrogate_and_bare_nan_keep_their_records(tmp_path: Path) -> N
     assert report["spans_read"] == len(TRIP) + len(REFUNDS)
     assert len(session(report, "trip-planner-7")["turns"]) == 4
     _assert_refunds_intact(report)
+
+
+def _audit_with_cases(tmp_path: Path, name: str, content: str) -> tuple[int, str]:
+    cases = tmp_path / name
+    cases.write_text(content)
+    code, _, err = run_audit(str(SAMPLES / "march_refunds.otlp.jsonl"), "--cases", str(cases))
+    return code, " ".join(err.split())  # rich wraps long messages
+
+
+def test_duplicate_session_id_in_cases_names_both_lines(tmp_path: Path) -> None:
+    first = json.dumps({"session_id": "refunds-march", "key_points": ["refund total"]})
+    second = json.dumps({"session_id": "refunds-march"})
+    code, err = _audit_with_cases(tmp_path, "cases.jsonl", f"{first}\n\n{second}\n")
+    assert code == 2
+    assert "cases.jsonl:3: duplicate session_id 'refunds-march' (first at line 1)" in err
+
+
+def test_duplicate_session_id_in_yaml_cases_names_both_lines(tmp_path: Path) -> None:
+    content = "cases:\n  - session_id: a\n  - session_id: b\n    type: happy\n  - session_id: a\n"
+    code, err = _audit_with_cases(tmp_path, "cases.yaml", content)
+    assert code == 2 and "cases.yaml:5: duplicate session_id 'a' (first at line 2)" in err
+
+
+def test_yaml_alias_bomb_in_cases_is_refused(tmp_path: Path) -> None:
+    levels = [' a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for name, previous in zip("bcdefghi", "abcdefgh", strict=True):
+        levels.append(f" {name}: &{name} [{','.join([f'*{previous}'] * 9)}]")
+    content = "- session_id: refunds-march\n  facts:\n" + "\n".join(f"   {x}" for x in levels)
+    code, err = _audit_with_cases(tmp_path, "cases.yaml", content + "\n")
+    assert code == 2 and "alias *a not allowed in a cases file" in err
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("cases.yaml", "42\n", "expected a list of cases"),
+        ("cases.yaml", "just a sentence\n", "expected a list of cases"),
+        ("cases.yaml", "cases: 7\n", "expected a list of cases"),
+        ("cases.yaml", "[" * 50_000 + "]" * 50_000 + "\n", "nested deeper than 64 levels"),
+        ("cases.jsonl", "[" * 50_000 + "]" * 50_000 + "\n", "cases.jsonl:1: nested too deeply"),
+        (
+            "cases.jsonl",
+            json.dumps({"session_id": "s", "facts": {"x": json.loads("[" * 100 + "]" * 100)}}),
+            "cases.jsonl:1: nested deeper than 64 levels",
+        ),
+    ],
+)
+def test_scalar_and_deeply_nested_cases_are_usage_errors(
+    tmp_path: Path, name: str, content: str, message: str
+) -> None:
+    code, err = _audit_with_cases(tmp_path, name, content)
+    assert code == 2 and message in err
