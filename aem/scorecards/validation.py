@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from aem.scorecards.config import ScorecardConfig
-from aem.scorecards.definition import PipelineDefinition
+from aem.scorecards.definition import PipelineDefinition, Step
 
 # The five refusals of the level-2 semantics, and the scale checks that keep a total sane.
 QA_WITHOUT_LEVEL2 = "qa_without_level2"
@@ -56,62 +56,76 @@ def check(config: ScorecardConfig, definition: PipelineDefinition) -> list[Viola
 def _participation(config: ScorecardConfig, definition: PipelineDefinition) -> list[Violation]:
     assert config.level2 is not None
     listed = [p.step for p in config.level2.participation]
-    out: list[Violation] = []
-    repeated = sorted({n for n in listed if listed.count(n) > 1})
-    if repeated:
-        out.append(
-            Violation(
-                DUPLICATE_STEP,
-                f"steps listed more than once: {_names(repeated)}; which weight counts "
-                "would be a guess",
-            )
-        )
-    unknown = [n for n in dict.fromkeys(listed) if definition.step(n) is None]
-    if unknown:
-        out.append(
-            Violation(
-                UNKNOWN_STEP,
-                f"the participation list names steps pipeline {definition.name!r} does not "
-                f"have: {_names(unknown)}; no result would ever arrive for them",
-            )
-        )
     weighted = {p.step for p in config.level2.participation if p.weight > 0}
     steps = [s for s in definition.steps if s.name in weighted]
-    non_scoring = [f"{s.name} ({s.kind})" for s in steps if not s.kind.can_score]
-    if non_scoring:
-        out.append(
-            Violation(
-                WEIGHTED_NON_SCORING_STEP,
-                f"non-zero weight on {', '.join(non_scoring)}: transcription, routing and "
-                "language-check steps cannot produce a score and would block every "
-                "conversation forever (give them weight 0 or leave them out)",
-            )
-        )
+    checks = (
+        _duplicates(listed),
+        _unknown(listed, definition),
+        _weighted_non_scoring(steps),
+        _unlisted(listed, definition),
+        _unscored(steps, definition),
+    )
+    return [v for v in checks if v is not None]
+
+
+def _duplicates(listed: list[str]) -> Violation | None:
+    repeated = sorted({n for n in listed if listed.count(n) > 1})
+    if not repeated:
+        return None
+    return Violation(
+        DUPLICATE_STEP,
+        f"steps listed more than once: {_names(repeated)}; which weight counts would be a guess",
+    )
+
+
+def _unknown(listed: list[str], definition: PipelineDefinition) -> Violation | None:
+    unknown = [n for n in dict.fromkeys(listed) if definition.step(n) is None]
+    if not unknown:
+        return None
+    return Violation(
+        UNKNOWN_STEP,
+        f"the participation list names steps pipeline {definition.name!r} does not have: "
+        f"{_names(unknown)}; no result would ever arrive for them",
+    )
+
+
+def _weighted_non_scoring(weighted: list[Step]) -> Violation | None:
+    non_scoring = [f"{s.name} ({s.kind})" for s in weighted if not s.kind.can_score]
+    if not non_scoring:
+        return None
+    return Violation(
+        WEIGHTED_NON_SCORING_STEP,
+        f"non-zero weight on {', '.join(non_scoring)}: transcription, routing and "
+        "language-check steps cannot produce a score and would block every conversation "
+        "forever (give them weight 0 or leave them out)",
+    )
+
+
+def _unlisted(listed: list[str], definition: PipelineDefinition) -> Violation | None:
     unlisted = [s.name for s in definition.steps if s.kind.can_score and s.name not in listed]
-    if unlisted:
-        out.append(
-            Violation(
-                UNLISTED_SCORING_STEP,
-                f"scoring steps missing from the participation list: {_names(unlisted)}; "
-                "each would silently drop out of the total (list it, with weight 0 if it "
-                "must not count)",
-            )
-        )
+    if not unlisted:
+        return None
+    return Violation(
+        UNLISTED_SCORING_STEP,
+        f"scoring steps missing from the participation list: {_names(unlisted)}; each would "
+        "silently drop out of the total (list it, with weight 0 if it must not count)",
+    )
+
+
+def _unscored(weighted: list[Step], definition: PipelineDefinition) -> Violation | None:
     unscored = [
         f"{s.name} (prompt {s.prompt!r})" if s.prompt else f"{s.name} (no prompt)"
-        for s in steps
+        for s in weighted
         if s.kind.can_score and definition.scoring_of(s) is None
     ]
-    if unscored:
-        out.append(
-            Violation(
-                WEIGHTED_STEP_WITHOUT_SCORING,
-                f"weighted steps whose prompt has no level-1 scoring configured: "
-                f"{', '.join(unscored)}; such a step would never produce a score and would "
-                "block the conversation",
-            )
-        )
-    return out
+    if not unscored:
+        return None
+    return Violation(
+        WEIGHTED_STEP_WITHOUT_SCORING,
+        f"weighted steps whose prompt has no level-1 scoring configured: "
+        f"{', '.join(unscored)}; such a step would never produce a score and would block "
+        "the conversation",
+    )
 
 
 def _scale(config: ScorecardConfig, definition: PipelineDefinition) -> list[Violation]:

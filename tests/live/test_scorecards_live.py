@@ -101,6 +101,30 @@ def live(serve_factory, tmp_path: Path) -> Iterator[tuple[Any, Pipeline, Path, D
         downstream.stop()
 
 
+def _assert_emitted_on_root(serve: Any, downstream: Downstream, conv: str, root: tuple) -> None:
+    """The total went out like any verdict: an event and a span on the run's root span."""
+    lines = wait_for(
+        lambda: len(_scorecard_lines(serve, conv)) == 2 and _scorecard_lines(serve, conv),
+        what="the total in the JSONL sink",
+    )
+    assert {(v["trace_id"], v["span_id"]) for v in lines} == {root}
+    event = next(v for v in lines if v["kind"] == "metric")
+    assert (event["outcome"], event["score"]) == ("pass", 38)
+    assert event["attributes"]["aem.scorecard.percent"] == 84.4
+    received = downstream.received
+
+    def mine(items: list[dict]) -> list[dict]:
+        return [i for i in items if i["attributes"].get("aem.scorecard.version") == 1]
+
+    wait_for(lambda: mine(received.events) and mine(received.spans), what="the downstream")
+    otlp_event, otlp_span = mine(received.events)[0], mine(received.spans)[0]
+    assert otlp_event["event_name"] == "gen_ai.evaluation.result"
+    assert (otlp_event["trace_id"], otlp_event["span_id"]) == root
+    assert otlp_event["attributes"]["gen_ai.evaluation.name"] == "aem.scorecard"
+    assert otlp_event["attributes"]["gen_ai.evaluation.score.value"] == 38
+    assert (otlp_span["trace_id"], otlp_span["parent_span_id"]) == root
+
+
 def test_pending_then_complete_as_the_second_step_arrives_then_a_rescore(live) -> None:
     serve, pipeline, store, downstream = live
     conv = "live-1001"
@@ -129,38 +153,10 @@ def test_pending_then_complete_as_the_second_step_arrives_then_a_rescore(live) -
             True,
         )
         assert latest["version"] == 1
-
-        # Emitted like any verdict: an event and a span on the run's root span.
-        root_ids = _ids(root)
-        lines = wait_for(
-            lambda: len(_scorecard_lines(serve, conv)) == 2 and _scorecard_lines(serve, conv),
-            what="JSONL",
-        )
-        assert {(v["trace_id"], v["span_id"]) for v in lines} == {root_ids}
-        event = next(v for v in lines if v["kind"] == "metric")
-        assert (event["outcome"], event["score"]) == ("pass", 38)
-        assert event["attributes"]["aem.scorecard.percent"] == 84.4
-        received = downstream.received
-        wait_for(
-            lambda: (
-                any(e["attributes"].get("aem.scorecard.version") == 1 for e in received.events)
-                and any(s["attributes"].get("aem.scorecard.version") == 1 for s in received.spans)
-            ),
-            what="the downstream",
-        )
-        otlp_event = next(
-            e for e in received.events if e["attributes"].get("aem.scorecard.pipeline")
-        )
-        assert otlp_event["event_name"] == "gen_ai.evaluation.result"
-        assert (otlp_event["trace_id"], otlp_event["span_id"]) == root_ids
-        assert otlp_event["attributes"]["gen_ai.evaluation.name"] == "aem.scorecard"
-        assert otlp_event["attributes"]["gen_ai.evaluation.score.value"] == 38
-        otlp_span = next(s for s in received.spans if s["attributes"].get("aem.scorecard.pipeline"))
-        assert (otlp_span["trace_id"], otlp_span["parent_span_id"]) == root_ids
+        _assert_emitted_on_root(serve, downstream, conv, _ids(root))
 
         # Later the resolution step is rescored: version 2, and version 1 is kept.
-        rescored = support_steps(None, (15, 10))[3]
-        pipeline.step(conv, rescored)
+        pipeline.step(conv, support_steps(None, (15, 10))[3])
         wait_for(
             lambda: (s := _state(store, conv)) and s["latest"]["version"] == 2,
             what="version 2",
