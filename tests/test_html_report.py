@@ -42,12 +42,13 @@ from aem.report.html import (
     unchecked_turns,
 )
 
-PAYLOAD = '<img src=x onerror=alert(1)></script><script>alert(2)</script>"\'&'
+PAYLOAD = "<img src=x onerror=alert(1)></script><script>alert(2)</script>\"'&"
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -85,7 +86,9 @@ def _session(sid: str, *, fail: str | None = None, name: str = "get_orders") -> 
         name="agent",
         label=Label.PRIOR_ACTION_FAILED if failed else Label.OK,
         inherited_from=["t1"] if failed else [],
-        metrics=[_metric("correctness.truthfulness", "t2", Outcome.FAIL if failed else Outcome.ERROR)],
+        metrics=[
+            _metric("correctness.truthfulness", "t2", Outcome.FAIL if failed else Outcome.ERROR)
+        ],
     )
     t3 = TurnVerdict(
         turn_id="t3",
