@@ -28,6 +28,7 @@ from aem.report.browser import chromium_path, headless_chromium
 from aem.report.html import render_report, write_html
 from bench.html.synth import synthesize
 from tests.conftest import SAMPLES
+from tests.test_diff import _fixed  # the same run with the hotel search succeeding
 
 if chromium_path() is None and not os.environ.get("CI"):
     pytest.skip(
@@ -179,19 +180,6 @@ def test_ten_thousand_rows_are_paged(browser: Any, tmp_path: Path) -> None:
     ids.nth(3).click()
     page.locator("#detail h2", has_text="session-00113").wait_for()
     assert opened.problems == []
-
-
-def _fixed(text: str) -> str:
-    """The parallel-tools run with the hotel search succeeding (as tests/test_diff.py)."""
-    lines = []
-    for line in text.splitlines():
-        document = json.loads(line)
-        for span in document["resourceSpans"][0]["scopeSpans"][0]["spans"]:
-            if span["name"] == "execute_tool get_hotels":
-                span["status"], span["events"] = {}, []
-                span["attributes"] = [a for a in span["attributes"] if a["key"] != "error.type"]
-        lines.append(json.dumps(document))
-    return "\n".join(lines)
 
 
 def test_compare_mode_shows_gone_root_causes_and_fixed_sessions(
