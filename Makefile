@@ -29,7 +29,12 @@ lint: setup
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test: setup lint
+# The HTML report's browser tests drive Debian's Chromium (Playwright's own browser
+# download needs a network this machine does not have); skipped when already installed.
+/usr/bin/chromium:
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
+test: setup lint /usr/bin/chromium
 	$(BIN)/pytest -q
 
 bench: setup
@@ -37,6 +42,7 @@ bench: setup
 	$(BIN)/python -m bench.matching.run
 	$(BIN)/python -m bench.embeddings.run
 	$(BIN)/python -m bench.serve.run
+	$(BIN)/python -m bench.html.run
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
