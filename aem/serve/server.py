@@ -138,7 +138,12 @@ class LiveServer:
         for worker in self.outbox.workers:
             supervisor.watch(f"sink-{worker.sink.name}", worker.alive, worker.restart)
         supervisor.watch("spool-pruner", self.pruner.alive, self.pruner.restart)
+        supervisor.every_pass(self._probe_spool)
         return supervisor
+
+    def _probe_spool(self) -> None:
+        if self.spool.failing:
+            self.spool.probe()
 
     def _gauges(self) -> None:
         gauge, budget = self.metrics.gauge, self.budget

@@ -22,6 +22,7 @@ late span (or a replay after a restart) from evaluating the session a second tim
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import pickle
 import queue
@@ -72,6 +73,7 @@ CREATE TABLE IF NOT EXISTS dead_spans (
     data BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS dead_spans_session ON dead_spans (session_id);
+CREATE TABLE IF NOT EXISTS spool_health (id INTEGER PRIMARY KEY, written_at REAL NOT NULL);
 """
 
 PRUNE_BATCH = 500  # rows per prune transaction: the spool writer waits at most this long
@@ -309,6 +311,19 @@ class Spool:
         moved = bool(self._submit(op).result())
         self.dead_letters += moved
         return moved
+
+    def probe(self) -> None:
+        """Queue one tiny write (not waited for) so a failing spool notices it recovered.
+
+        Why: while the disk is full, clients are pushed back and may stop sending; without
+        a write, ``failing`` (and /readyz) would stay stuck after space came back.
+        """
+
+        def op(conn: sqlite3.Connection) -> None:
+            conn.execute("INSERT OR REPLACE INTO spool_health VALUES (1, ?)", (time.time(),))
+
+        with contextlib.suppress(SpoolClosed):
+            self._submit(op)
 
     def forget_spans(self, keys: Sequence[tuple[str, str]]) -> None:
         """Delete late spans (already counted and reported) so a restart won't revive them."""

@@ -29,6 +29,7 @@ class Worker:
 class Supervisor:
     def __init__(self, restarts: Counter, *, interval: float = 0.5) -> None:
         self._workers: list[Worker] = []
+        self._chores: list[Callable[[], None]] = []
         self._restarts = restarts
         self._interval = interval
         self._stop = threading.Event()
@@ -38,6 +39,10 @@ class Supervisor:
     def watch(self, name: str, alive: Callable[[], bool], restart: Callable[[], None]) -> None:
         self._workers.append(Worker(name, alive, restart))
         self._restarts.labels(name)  # shown as 0 until the first restart
+
+    def every_pass(self, chore: Callable[[], None]) -> None:
+        """Also run ``chore`` at every pass (e.g. probe a failing spool)."""
+        self._chores.append(chore)
 
     def start(self) -> None:
         self._thread.start()
@@ -55,15 +60,20 @@ class Supervisor:
         for worker in self._workers:
             if worker.name not in self.dead or self._stop.is_set():
                 continue
-            log.error("worker thread died; restarting it", extra={"thread": worker.name})
+            log.error("worker thread died; restarting it", extra={"worker": worker.name})
             try:
                 worker.restart()
             except Exception:
-                log.exception("restart failed", extra={"thread": worker.name})
+                log.exception("restart failed", extra={"worker": worker.name})
                 continue
             self._restarts.labels(worker.name).inc()
             restarted.append(worker.name)
         self.dead = [w.name for w in self._workers if not w.alive()]
+        for chore in self._chores:
+            try:
+                chore()
+            except Exception:
+                log.exception("supervisor chore failed")
         return restarted
 
     def _run(self) -> None:
