@@ -171,7 +171,7 @@ def test_poison_span_goes_to_dead_letter_once(serve_factory, tmp_path) -> None:
         (
             'mount -t tmpfs tmpfs "$0" && touch "$0/spool.sqlite" && mount -o remount,ro "$0"',
             "not writable",
-        ),  # exists, read-only  # fmt: skip
+        ),  # exists, read-only
     ],
 )
 def test_unusable_spool_is_one_line_not_a_traceback(serve_factory, tmp_path, script, why) -> None:
