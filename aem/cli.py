@@ -9,8 +9,9 @@ The CLI is the composition root: it is the one module of ``aem`` allowed to reac
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -19,10 +20,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from aem.audit import DEFAULT_MAX_RECORD_BYTES, AuditProgress, audit_paths
 from aem.cases import CasesError, load_cases
 from aem.config import load_config
+from aem.model import AuditReport, ClosedSession
 from aem.report.terminal import render
+from aem.scorecards.commands import (
+    ScorecardOption,
+    StoreOption,
+    audit_scorer,
+    print_totals,
+    report_with_totals,
+)
 from aem.scorecards.commands import app as scorecard_app
-from aem.scorecards.commands import audit_scorer, report_with_totals
-from aem.scorecards.render import render_scored
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Agent Evaluation Metric")
 app.add_typer(scorecard_app, name="scorecard")
@@ -52,12 +59,8 @@ def audit(
         bool | None,
         typer.Option("--progress/--no-progress", help="progress bar (default: on a terminal)"),
     ] = None,
-    scorecard: Annotated[
-        Path | None, typer.Option(help="also total pipeline steps with this scorecard config")
-    ] = None,
-    store: Annotated[
-        Path | None, typer.Option(help="results store for totals ($AEM_STORE, aem.sqlite)")
-    ] = None,
+    scorecard: ScorecardOption = None,
+    store: StoreOption = None,
     max_record_bytes: Annotated[
         int,
         typer.Option(min=1024, help="a longer record (line, document) is reported and skipped"),
@@ -76,9 +79,40 @@ def audit(
     except (CasesError, ValueError, OSError) as exc:
         err.print(f"[red]error:[/] {exc}")
         raise typer.Exit(EXIT_BAD_INPUT) from exc
-    show_progress = progress if progress is not None else sys.stderr.isatty() and not json_
-    if show_progress:
-        err = Console(stderr=True, force_terminal=True)
+    report = _read_with_progress(
+        paths,
+        progress if progress is not None else sys.stderr.isatty() and not json_,
+        cases=case_map,
+        config=settings,
+        on_closed=scorer,
+        max_record_bytes=max_record_bytes,
+    )
+    if out is not None:
+        out.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    if html is not None:
+        from aem.report.html import render_report, write_html
+
+        write_html(render_report(report), html)
+    if json_:
+        sys.stdout.write(report_with_totals(report.model_dump_json(indent=2), scorer) + "\n")
+    else:
+        render(report, Console(), sessions=not summary)
+        print_totals(scorer, Console())
+    if report.spans_read == 0:
+        Console(stderr=True).print("[red]error:[/] no spans could be read from the input")
+        raise typer.Exit(EXIT_BAD_INPUT)
+    raise typer.Exit(EXIT_ROOT_CAUSES if report.sessions_with_root_cause else EXIT_OK)
+
+
+def _read_with_progress(
+    paths: list[str],
+    show_progress: bool,
+    *,
+    on_closed: Callable[[ClosedSession], None] | None,
+    **options: Any,
+) -> AuditReport:
+    """Run the audit behind a progress bar on stderr (disabled unless ``show_progress``)."""
+    err = Console(stderr=True, force_terminal=True if show_progress else None)
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -96,32 +130,10 @@ def audit(
             )
 
         report = audit_paths(
-            paths,
-            cases=case_map,
-            config=settings,
-            progress=AuditProgress(on_file_start=on_file),
-            on_closed=scorer,
-            max_record_bytes=max_record_bytes,
+            paths, progress=AuditProgress(on_file_start=on_file), on_closed=on_closed, **options
         )
         bar.update(task, completed=bar.tasks[0].total or 0, description="read")
-    if out is not None:
-        out.write_text(report.model_dump_json(indent=2), encoding="utf-8")
-    if html is not None:
-        from aem.report.html import render_report, write_html
-
-        write_html(render_report(report), html)
-    if json_ and scorer is not None:
-        sys.stdout.write(report_with_totals(report.model_dump_json(indent=2), scorer) + "\n")
-    elif json_:
-        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
-    else:
-        render(report, Console(), sessions=not summary)
-        if scorer is not None:
-            render_scored(scorer.scored, Console())
-    if report.spans_read == 0:
-        err.print("[red]error:[/] no spans could be read from the input")
-        raise typer.Exit(EXIT_BAD_INPUT)
-    raise typer.Exit(EXIT_ROOT_CAUSES if report.sessions_with_root_cause else EXIT_OK)
+    return report
 
 
 @app.command()

@@ -31,6 +31,9 @@ StoreOption = Annotated[
     Path | None, typer.Option("--store", help="results store (default: $AEM_STORE or aem.sqlite)")
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="print JSON to stdout")]
+ScorecardOption = Annotated[
+    Path | None, typer.Option(help="also total pipeline steps with this scorecard config")
+]
 
 
 def _fail(message: str) -> typer.Exit:
@@ -148,8 +151,16 @@ def audit_scorer(config: Path, store: Path | None) -> SessionScorer:
     return SessionScorer(load_scorecard(config, None), open_store(store))
 
 
-def report_with_totals(report_json: str, scorer: SessionScorer) -> str:
+def report_with_totals(report_json: str, scorer: SessionScorer | None) -> str:
     """The audit's JSON report with a ``scorecards`` list added (only with --scorecard)."""
+    if scorer is None:
+        return report_json
     data = json.loads(report_json)
     data["scorecards"] = [s.model_dump(mode="json") for s in scorer.scored]
     return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+def print_totals(scorer: SessionScorer | None, console: Console) -> None:
+    """The totals table after the audit's terminal report (nothing without --scorecard)."""
+    if scorer is not None:
+        render_scored(scorer.scored, console)
