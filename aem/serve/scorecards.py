@@ -28,8 +28,10 @@ from aem.scorecards.extract import is_step_span, step_result
 from aem.scorecards.scorecard import Scorecard, load_scorecard
 from aem.scorecards.totals import compute_total
 from aem.scorecards.versions import ScorecardStore, StoredTotal
+from aem.serve.pipeline import Pipeline
 from aem.serve.settings import ServeSettings
 from aem.serve.sinks import outbox
+from aem.serve.sinks.outbox import Outbox
 from aem.serve.sinks.records import TURN_KEY_SUFFIX, OutboxItem, item_key
 from aem.store import Store
 from collectors.assembler import session_key_of
@@ -194,15 +196,17 @@ class ScorecardTracker:
 
 
 def scorecard_tracker(
-    settings: ServeSettings, sinks: Sequence[str], notify: Callable[[], None]
+    settings: ServeSettings, pipeline: Pipeline, sinks: Outbox
 ) -> ScorecardTracker | None:
-    """The tracker ``[serve] scorecard`` asks for (None when it is not set)."""
+    """The tracker ``[serve] scorecard`` asks for, fed by ``pipeline`` (None when not set)."""
     if settings.scorecard is None:
         return None
-    return ScorecardTracker(
+    tracker = ScorecardTracker(
         load_scorecard(settings.scorecard),
         store_path=settings.store_path,
         spool_path=settings.spool_path,
-        sinks=sinks,
-        notify=notify,
+        sinks=sinks.sink_names,
+        notify=sinks.notify,
     )
+    pipeline.on_spans = tracker.observe
+    return tracker

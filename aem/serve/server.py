@@ -120,9 +120,7 @@ class LiveServer:
         )
         self.supervisor = self._supervise()
         self._gauges()
-        self.scorecards = scorecard_tracker(settings, [s.name for s in sinks], self.outbox.notify)
-        if self.scorecards is not None:
-            self.pipeline.on_spans = self.scorecards.observe
+        self.scorecards = scorecard_tracker(settings, self.pipeline, self.outbox)
         self._ready = False
         self._grpc: Any = None
         self._http: Any = None
