@@ -22,6 +22,7 @@ from typing import Any, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from aem.compare.settings import CompareSettings
+from aem.judges.settings import JudgeSettings
 from aem.matching.settings import MatchSettings
 
 # Tables of the same TOML file that another command reads and validates (``aem serve``).
@@ -85,6 +86,9 @@ class AemConfig(_Strict):
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     taxonomy: list[TaxonomyRule] = Field(default_factory=list)
     assembly: AssemblySettings = Field(default_factory=AssemblySettings)
+    # Named judges for the LLM checks and ``judge.step`` (aem.judges.settings); the
+    # embedded judge exists without a table.
+    judges: dict[str, JudgeSettings] = Field(default_factory=dict)
 
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")

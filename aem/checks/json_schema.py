@@ -1,0 +1,100 @@
+"""``check.json_schema``: the final answer is only JSON and valid against the case's
+``json_schema`` (formats checked). Pass or fail, no threshold.
+
+The explanation names the first violation — where (a JSON path), what the schema
+expected, what the answer had — because "does not match the schema" alone sends the
+reader to diff the two by hand.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from jsonschema import exceptions, validators
+
+from aem.checks.answer import NO_ANSWER, answer_turn, landing_turn
+from aem.checks.fields import JSON_SCHEMA, missing_fields
+from aem.checks.json_only import read_json_only
+from aem.metrics.base import BaseMetric, MetricContext, result
+from aem.model import Evidence, MetricResult, Outcome
+
+# Checks run after every other metric, so a root cause keeps the name it had.
+CHECK_PRECEDENCE = 200
+
+
+def json_path(path: Iterable[Any]) -> str:
+    """``["items", 0, "id"]`` → ``$.items[0].id``."""
+    out = "$"
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def first_violation(schema: dict[str, Any], value: Any) -> exceptions.ValidationError | None:
+    """The first error the validator reports, formats checked; raises SchemaError."""
+    cls = validators.validator_for(schema)
+    cls.check_schema(schema)
+    validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
+    return next(iter(validator.iter_errors(value)), None)
+
+
+def describe(error: exceptions.ValidationError) -> str:
+    """``at $.age: expected type 'integer', got "ten"``."""
+    got = json.dumps(error.instance, ensure_ascii=False, default=str)
+    got = got if len(got) <= 80 else got[:79] + "…"
+    return (
+        f"at {json_path(error.absolute_path)}: expected {error.validator} "
+        f"{error.validator_value!r}, got {got} ({error.message})"
+    )
+
+
+class JsonSchemaCheck(BaseMetric):
+    name = JSON_SCHEMA
+    precedence = CHECK_PRECEDENCE
+
+    def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:
+        turn = landing_turn(context)
+        if turn is None:
+            return
+        skip = missing_fields(JSON_SCHEMA, context.case)
+        if context.case is None:
+            return
+        if skip or context.case.json_schema is None:
+            yield result(JSON_SCHEMA, turn, Outcome.SKIP, skip or "no case")
+            return
+        answer = answer_turn(context)
+        if answer is None:
+            yield result(JSON_SCHEMA, turn, Outcome.FAIL, NO_ANSWER, score=0.0)
+            return
+        value, problem = read_json_only(answer.text or "")
+        if problem is not None:
+            yield result(JSON_SCHEMA, answer, Outcome.FAIL, f"not only JSON: {problem}", score=0.0)
+            return
+        try:
+            error = first_violation(context.case.json_schema, value)
+        except exceptions.SchemaError as exc:
+            why = f"the case's json_schema is not a valid schema: {exc.message}"
+            yield result(JSON_SCHEMA, answer, Outcome.ERROR, why)
+            return
+        if error is None:
+            yield result(
+                JSON_SCHEMA, answer, Outcome.PASS, "only JSON, valid against the schema", score=1.0
+            )
+            return
+        yield result(
+            JSON_SCHEMA,
+            answer,
+            Outcome.FAIL,
+            f"schema violation {describe(error)}",
+            score=0.0,
+            evidence=[
+                Evidence(
+                    span_id=answer.span_ids[0] if answer.span_ids else None,
+                    field=json_path(error.absolute_path),
+                    expected=f"{error.validator} {error.validator_value!r}",
+                    actual=error.instance,
+                )
+            ],
+        )

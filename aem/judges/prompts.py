@@ -1,0 +1,62 @@
+"""The judge prompts: versioned text files in the package, rendered into chat messages.
+
+Why files with a version in their name: a run records the prompt version its scores came
+from, so two runs are comparable only when it matches, and a prompt edit is a new file.
+Why a nonce in the delimiters: the agent's answer goes in as data between
+``<<<BEGIN nonce name>>>`` and ``<<<END nonce>>>``; the nonce is fresh per request, so no
+answer can close the block early and smuggle text out of it into the instructions.
+"""
+
+from __future__ import annotations
+
+import secrets
+from functools import cache
+from importlib.resources import files
+
+from aem.judges.base import JudgeRequest
+
+PROMPT_VERSION = "v1"
+_CHECK_PROMPTS = {
+    "check.relevance": "relevance",
+    "check.faithfulness": "faithfulness",
+    "check.task_completion": "task_completion",
+}
+
+
+@cache
+def prompt_text(name: str, version: str = PROMPT_VERSION) -> str:
+    """The text of ``prompts/<name>.<version>.txt``."""
+    return (files("aem.judges") / "prompts" / f"{name}.{version}.txt").read_text(encoding="utf-8")
+
+
+def data_block(nonce: str, name: str, text: str) -> str:
+    """``text`` between delimiters the judge is told never to take instructions from."""
+    return f"<<<BEGIN {nonce} {name}>>>\n{text}\n<<<END {nonce}>>>"
+
+
+def _user_message(request: JudgeRequest, nonce: str) -> str:
+    blocks = [data_block(nonce, "question", request.question or "(no question given)")]
+    if request.reference_answer:
+        blocks.append(data_block(nonce, "reference_answer", request.reference_answer))
+    if request.judge_instruction:
+        blocks.append(data_block(nonce, "judge_instruction", request.judge_instruction))
+    blocks.append(data_block(nonce, "agent_answer", request.answer))
+    return "\n\n".join(blocks) + "\n\nScore the agent_answer. Reply with the JSON object only."
+
+
+def render_messages(request: JudgeRequest, nonce: str | None = None) -> list[dict[str, str]]:
+    """Chat messages for ``request``: rubric and check in the system message, data in the
+    user message. ``judge.step`` requests (``request.step``) get the step prompt."""
+    nonce = nonce or secrets.token_hex(6)
+    if request.step is not None:
+        system = prompt_text("step").replace("{nonce}", nonce)
+        user = data_block(nonce, "step", request.step) + "\n\nReply with the JSON object only."
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    check = _CHECK_PROMPTS.get(request.check)
+    if check is None:
+        raise ValueError(f"no judge prompt for {request.check!r}")
+    system = prompt_text("rubric").replace("{nonce}", nonce) + "\n" + prompt_text(check)
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": _user_message(request, nonce)},
+    ]

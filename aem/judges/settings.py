@@ -1,0 +1,70 @@
+"""Judge configuration: ``[judges.<name>]`` tables, checked like every other setting.
+
+Why named judges: a test records the *name* of each check's judge and is fixed to it
+after its first run, so the name must mean one model at one endpoint. The embedded judge
+is always available as ``embedded``; a ``[judges.embedded]`` table only tunes it.
+
+    [judges.local-qwen]
+    kind = "openai"
+    base_url = "http://127.0.0.1:8000/v1"   # vLLM, Ollama, llama.cpp server, hosted APIs
+    model = "qwen2.5-7b-instruct"
+    api_key_env = "LOCAL_QWEN_KEY"           # the key's environment variable, never the key
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+EMBEDDED = "embedded"
+
+
+class OpenAIJudgeSettings(BaseModel):
+    """An OpenAI-compatible chat-completions endpoint used as a judge."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["openai"] = "openai"
+    base_url: str = Field(description="the API root, e.g. http://127.0.0.1:11434/v1")
+    model: str = Field(description="the model name the server expects")
+    api_key_env: str | None = Field(
+        default=None, description="environment variable holding the API key (none: no key)"
+    )
+    timeout_seconds: float = Field(default=60.0, gt=0, description="per request")
+    retries: int = Field(default=3, ge=0, description="extra attempts on 429, 5xx, timeouts")
+    backoff_seconds: float = Field(default=1.0, ge=0, description="first wait; doubles per retry")
+    max_backoff_seconds: float = Field(
+        default=30.0, ge=0, description="longest wait, Retry-After included"
+    )
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    max_tokens: int = Field(default=400, ge=16)
+    json_mode: bool = Field(
+        default=True,
+        description="ask for response_format json_object (turn off for servers "
+        "that reject it; the reply is parsed tolerantly either way)",
+    )
+
+
+class EmbeddedJudgeSettings(BaseModel):
+    """The embedded judge's similarity bands; every threshold is configuration."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["embedded"] = "embedded"
+    close_similarity: float = Field(
+        default=0.75,
+        ge=0,
+        le=1,
+        description="answer-reference cosine at or above which the answer says what the "
+        "reference says",
+    )
+    unrelated_similarity: float = Field(
+        default=0.35,
+        ge=0,
+        le=1,
+        description="answer-reference cosine at or below which the answer is about something else",
+    )
+
+
+JudgeSettings = Annotated[OpenAIJudgeSettings | EmbeddedJudgeSettings, Field(discriminator="kind")]
