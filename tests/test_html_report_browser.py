@@ -195,14 +195,21 @@ def test_compare_mode_shows_gone_root_causes_and_fixed_sessions(
         ["diff", str(tmp_path / "before.json"), str(tmp_path / "after.json"), "--html", str(out)],
     )
     assert result.exit_code == 0, result.output
+    ranked = {
+        name: {
+            r["signature"] for r in json.loads((tmp_path / f"{name}.json").read_text())["ranking"]
+        }
+        for name in ("before", "after")
+    }
+    gone = ranked["before"] - ranked["after"]
+    assert "tool_execution|tool_call|get_hotels|-" in gone
     opened = open_report(browser, out)
     page = opened.page
-    assert "1 gone" in page.inner_text("#compare-summary")
-    bar = page.locator("#ranking tr.bar")
-    assert bar.count() == 1 and "gone" in bar.inner_text()
+    assert f"{len(gone)} gone" in page.inner_text("#compare-summary")
+    assert page.locator("#ranking tr.bar.st-gone").count() == len(gone)
     page.select_option("#f-status", "fixed")
     assert page.locator("#session-list td.sid").all_inner_texts() == ["trip-planner-7"]
-    bar.click()
+    page.locator("#ranking tr.bar", has_text="get_hotels").first.click()
     detail = page.locator("#detail")
     detail.locator("button.tab.active", has_text="earlier run").wait_for()
     assert detail.locator("svg.graph .node.lab-root_cause").count() == 1
