@@ -20,13 +20,15 @@ construction; :func:`build_turn_graph` asserts it.
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import networkx as nx
 
 from aem.model import Session, Turn, TurnKind
+from aem.textindex import PatternFinder
 
 _MIN_REUSED_TEXT = 5
 _MIN_REUSED_NUMBER = 100
@@ -83,19 +85,16 @@ def build_turn_graph(turns: Iterable[Turn]) -> nx.DiGraph:
             graph.add_edge(src.turn_id, dst.turn_id, reason=reason)
 
     tool_turns = [t for t in ordered if t.kind is TurnKind.TOOL_CALL and t.tool_call]
-    for turn in ordered:
+    producers = _producers(tool_turns)
+    other_context = _last_other_context(ordered)
+    for position, turn in enumerate(ordered):
         siblings = by_model.get(turn.model_span_id or "", [])
         if turn.kind is TurnKind.TOOL_CALL:
             for sibling in siblings:
                 if sibling.kind is TurnKind.REASONING:
                     link(sibling, turn, "decision")
         for call_id in turn.consumes_call_ids:
-            producer = None
-            for candidate in tool_turns:
-                if candidate.index >= turn.index:
-                    break
-                if candidate.tool_call and candidate.tool_call.call_id == call_id:
-                    producer = candidate
+            producer = _latest_before(producers.get(call_id), turn.index)
             if producer is not None:
                 link(producer, turn, "tool_result")
         if turn.history_from:
@@ -104,8 +103,7 @@ def build_turn_graph(turns: Iterable[Turn]) -> nx.DiGraph:
         if turn.delegated_by_span:
             delegator = by_span.get(turn.delegated_by_span)
             if delegator is None:
-                earlier = [t for t in ordered if t.index < turn.index and t.context != turn.context]
-                delegator = earlier[-1] if earlier else None
+                delegator = other_context(position)
             if delegator is not None:
                 link(delegator, turn, "delegation")
     _link_retrievals(ordered, by_model, link)
@@ -115,47 +113,123 @@ def build_turn_graph(turns: Iterable[Turn]) -> nx.DiGraph:
     return graph
 
 
+def _producers(tool_turns: list[Turn]) -> dict[str, tuple[list[int], list[Turn]]]:
+    """Tool-call turns by call id, each as ``(indexes, turns)`` in index order."""
+    producers: dict[str, tuple[list[int], list[Turn]]] = {}
+    for turn in tool_turns:
+        if turn.tool_call and turn.tool_call.call_id:
+            indexes, turns = producers.setdefault(turn.tool_call.call_id, ([], []))
+            indexes.append(turn.index)
+            turns.append(turn)
+    return producers
+
+
+def _latest_before(producers: tuple[list[int], list[Turn]] | None, index: int) -> Turn | None:
+    """The latest producer with a lower index (call ids are reused in real traces)."""
+    if producers is None:
+        return None
+    indexes, turns = producers
+    before = bisect.bisect_left(indexes, index)
+    return turns[before - 1] if before else None
+
+
+def _last_other_context(ordered: list[Turn]) -> Callable[[int], Turn | None]:
+    """For a position: the latest earlier turn of another agent context (the delegator
+    when the delegating span made no turn), from each context block's start."""
+    block_start: list[int] = []
+    for position, turn in enumerate(ordered):
+        same = position and ordered[position - 1].context == turn.context
+        block_start.append(block_start[-1] if same else position)
+
+    def before(position: int) -> Turn | None:
+        index = ordered[position].index
+        context = ordered[position].context
+        candidate = position - 1
+        while candidate >= 0:
+            turn = ordered[candidate]
+            if turn.index < index and turn.context != context:
+                return turn
+            # Skip the whole block of this context (its turns share the context).
+            candidate = block_start[candidate] - 1 if turn.context == context else candidate - 1
+        return None
+
+    return before
+
+
 def _link_argument_reuse(tool_turns: list[Turn], link: Any) -> None:
+    """A tool result to every later tool call whose arguments hold one of its
+    distinctive values; results are searched once, through an index of every value."""
+    values = [
+        {
+            v
+            for v in map(_distinctive, _scalars(t.tool_call.arguments if t.tool_call else None))
+            if v
+        }
+        for t in tool_turns
+    ]
+    finder = PatternFinder(v for wanted in values for v in wanted)
+    holders: dict[str, list[int]] = {}
     for position, turn in enumerate(tool_turns):
-        assert turn.tool_call is not None
-        values = {v for v in map(_distinctive, _scalars(turn.tool_call.arguments)) if v}
-        if not values:
-            continue
-        for earlier in reversed(tool_turns[:position]):
-            result = earlier.tool_call.result_raw if earlier.tool_call else None
-            if result and any(value in result for value in values):
-                link(earlier, turn, "argument_reuse")
+        if values[position]:
+            earlier = {j for value in values[position] for j in holders.get(value, ())}
+            for j in sorted(earlier, reverse=True):
+                link(tool_turns[j], turn, "argument_reuse")
+        result = turn.tool_call.result_raw if turn.tool_call else None
+        if result:
+            for value in finder.find(result):
+                holders.setdefault(value, []).append(position)
 
 
 def _link_retrievals(ordered: list[Turn], by_model: dict[str, list[Turn]], link: Any) -> None:
-    for turn in ordered:
+    """A retrieval to the turns of the next model call of its context (one backward pass)."""
+    readers = _next_model_turns(ordered)
+    for position, turn in enumerate(ordered):
         if turn.kind is not TurnKind.RETRIEVAL:
             continue
-        reader = next(
-            (
-                t
-                for t in ordered
-                if t.index > turn.index and t.model_span_id and t.context == turn.context
-            ),
-            None,
-        )
+        reader = readers[position]
         if reader is not None and reader.model_span_id:
             for target in by_model[reader.model_span_id]:
                 link(turn, target, "retrieval")
 
 
+def _next_model_turns(ordered: list[Turn]) -> list[Turn | None]:
+    """For each position, the first later turn (higher index) made by a model call in
+    the same agent context."""
+    found: list[Turn | None] = [None] * len(ordered)
+    first_after: dict[str, Turn] = {}
+    position = len(ordered) - 1
+    while position >= 0:
+        # Turns sharing an index are not "later" than each other: answer them together.
+        group = position
+        while group > 0 and ordered[group - 1].index == ordered[position].index:
+            group -= 1
+        for member in range(group, position + 1):
+            found[member] = first_after.get(ordered[member].context)
+        for member in range(position, group - 1, -1):
+            if ordered[member].model_span_id:
+                first_after[ordered[member].context] = ordered[member]
+        position = group - 1
+    return found
+
+
 def _link_subagent_results(ordered: list[Turn], by_model: dict[str, list[Turn]], link: Any) -> None:
+    """A sub-agent's last answer to the turns of the next model call of the context it
+    returns to that started after it ended."""
+    by_context: dict[str, tuple[list[int], list[Turn]]] = {}
+    for turn in ordered:
+        if turn.model_span_id:
+            indexes, turns = by_context.setdefault(turn.context, ([], []))
+            indexes.append(turn.index)
+            turns.append(turn)
     for turn in ordered:
         if turn.returns_to_context is None:
             continue
+        indexes, turns = by_context.get(turn.returns_to_context, ([], []))
         consumer = next(
             (
                 t
-                for t in ordered
-                if t.context == turn.returns_to_context
-                and t.model_span_id
-                and t.start_unix_nano >= turn.end_unix_nano
-                and t.index > turn.index
+                for t in turns[bisect.bisect_right(indexes, turn.index) :]
+                if t.start_unix_nano >= turn.end_unix_nano
             ),
             None,
         )

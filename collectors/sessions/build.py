@@ -10,11 +10,12 @@ Nothing here knows a dialect, so a new dialect needs no change in this package.
 from __future__ import annotations
 
 from aem.model import ClosedSession, Session, SpanRecord
+from aem.textindex import PatternFinder
 from collectors.dialects import registry
 from collectors.dialects.base import ModelCall, Observation, ToolRun
 from collectors.sessions.contexts import contexts, mark_returns
 from collectors.sessions.history import history
-from collectors.sessions.pairing import pair_tool_runs
+from collectors.sessions.pairing import FedBackResults, pair_tool_runs
 from collectors.sessions.repair import repair_span_tree
 from collectors.sessions.turns import TurnCutter
 
@@ -31,13 +32,16 @@ def build_session(closed: ClosedSession) -> Session:
     tool_runs = [o for o in observations.values() if isinstance(o, ToolRun)]
     requests = [(mc, req) for mc in model_calls for req in mc.tool_calls]
     paired = pair_tool_runs(requests, tool_runs)
+    unpaired = [req.call_id for i, (_, req) in enumerate(requests) if i not in paired]
+    call_ids = [req.call_id for _, req in requests] + [run.call_id for run in tool_runs]
     turns = TurnCutter(
         spans=by_id,
         observations=observations,
         contexts=span_contexts,
-        model_calls=model_calls,
         run_for_request={id(requests[i][1]): run for i, run in paired.items()},
         history=history(model_calls, span_contexts),
+        fed_back=FedBackResults(model_calls, (cid for cid in unpaired if cid)),
+        call_ids=PatternFinder(cid for cid in call_ids if cid),
     ).cut()
     mark_returns(turns, span_contexts)
     return Session(

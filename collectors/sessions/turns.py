@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aem.model import Document, SpanRecord, Turn, TurnKind
+from aem.textindex import PatternFinder
 from collectors.dialects.base import (
     ModelCall,
     Observation,
@@ -23,7 +24,7 @@ from collectors.dialects.base import (
     as_text,
 )
 from collectors.sessions.contexts import Context, delegating_span
-from collectors.sessions.pairing import to_tool_call
+from collectors.sessions.pairing import FedBackResults, to_tool_call
 
 
 @dataclass(slots=True)
@@ -33,12 +34,13 @@ class TurnCutter:
     spans: Mapping[str, SpanRecord]
     observations: Mapping[str, Observation]
     contexts: Mapping[str, Context]
-    model_calls: list[ModelCall]
     run_for_request: dict[int, ToolRun]  # by id() of the ToolCallRequest
     history: Mapping[str, ModelCall]
+    fed_back: FedBackResults  # results of calls no tool span ran, from later inputs
+    call_ids: PatternFinder  # every call id of the session, to find them in inputs
     turns: list[Turn] = field(default_factory=list)
     _started_contexts: set[str] = field(default_factory=set)
-    _known_call_ids: list[str] = field(default_factory=list)
+    _known_call_ids: dict[str, int] = field(default_factory=dict)  # id → first seen
 
     def cut(self) -> list[Turn]:
         """Turns of every model call, retrieval and unpaired tool run, by start time."""
@@ -84,8 +86,9 @@ class TurnCutter:
         span = observed.span
         context = self.contexts[span.span_id]
         predecessor = self.history.get(span.span_id)
-        known = dict.fromkeys(self._known_call_ids)
-        consumed = [cid for cid in known if cid in observed.input_text]
+        known = self._known_call_ids
+        present = [cid for cid in self.call_ids.find(observed.input_text) if cid in known]
+        consumed = sorted(present, key=known.__getitem__)
         if predecessor is not None:
             consumed = [cid for cid in consumed if cid not in predecessor.input_text]
         delegated_by = None
@@ -109,7 +112,7 @@ class TurnCutter:
             self._add(kind, name, [span.span_id], span, text=observed.text, **link)
         for request in observed.tool_calls:
             run = self.run_for_request.get(id(request))
-            tool_call = to_tool_call(request, run, self.model_calls)
+            tool_call = to_tool_call(request, run, self.fed_back)
             span_ids = [run.span.span_id, span.span_id] if run else [span.span_id]
             self._add(
                 TurnKind.TOOL_CALL,
@@ -120,17 +123,17 @@ class TurnCutter:
                 **link,
             )
             if request.call_id:
-                self._known_call_ids.append(request.call_id)
+                self._known_call_ids.setdefault(request.call_id, len(self._known_call_ids))
 
     def _tool_run(self, observed: ToolRun) -> None:
         request = ToolCallRequest(
             observed.call_id, observed.name, observed.arguments, observed.arguments_raw
         )
-        tool_call = to_tool_call(request, observed, self.model_calls)
+        tool_call = to_tool_call(request, observed, self.fed_back)
         span = observed.span
         self._add(TurnKind.TOOL_CALL, observed.name, [span.span_id], span, tool_call=tool_call)
         if observed.call_id:
-            self._known_call_ids.append(observed.call_id)
+            self._known_call_ids.setdefault(observed.call_id, len(self._known_call_ids))
 
     def _retrieval(self, observed: RetrievalRun) -> None:
         span = observed.span
