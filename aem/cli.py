@@ -20,6 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from aem.audit import DEFAULT_MAX_RECORD_BYTES, AuditProgress, audit_paths
 from aem.cases import CasesError, load_cases
 from aem.config import load_config
+from aem.datatests.commands import checks_command, test_app, threshold_app
 from aem.model import AuditReport, ClosedSession
 from aem.report.terminal import render
 from aem.scorecards.commands import (
@@ -33,6 +34,9 @@ from aem.scorecards.commands import app as scorecard_app
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Agent Evaluation Metric")
 app.add_typer(scorecard_app, name="scorecard")
+app.add_typer(test_app, name="test")
+app.add_typer(threshold_app, name="threshold")
+app.command("checks")(checks_command)
 EXIT_OK, EXIT_ROOT_CAUSES, EXIT_BAD_INPUT = 0, 1, 2
 
 

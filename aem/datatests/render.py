@@ -1,0 +1,88 @@
+"""Terminal output of ``aem test show|compare`` and ``aem checks``."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from aem.datatests.results import RunResult, gate_results
+
+
+def rate(value: float | None) -> str:
+    return "—" if value is None else f"{value * 100:.0f}%"
+
+
+def number(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f}".rstrip("0").rstrip(".")
+
+
+def render_run(run: RunResult, console: Console) -> None:
+    """Pass rate per check, mean, judge errors; then every evaluation."""
+    extra = f", extra evaluation {run.pass_no} by {run.judge}" if run.pass_no else ""
+    overall = run.overall
+    console.print(
+        f"[bold]test {run.test}, run {run.run_id}{extra}[/]: pass rate "
+        f"{rate(overall.pass_rate)} ({overall.passed} of "
+        f"{overall.passed + overall.failed})"
+    )
+    if not run.fully_evaluated:
+        console.print(
+            f"[yellow]not fully evaluated: {overall.errors} judge error(s), "
+            "excluded from pass rate and mean[/]"
+        )
+    if run.no_answer:
+        console.print(
+            f"[yellow]no answer: {len(run.no_answer)} case(s): {', '.join(run.no_answer)}[/]"
+        )
+    table = Table("check", "pass rate", "mean score", "passed", "failed", "judge errors", "skipped")
+    for s in run.summaries:
+        table.add_row(
+            s.check,
+            rate(s.pass_rate),
+            number(s.mean_score),
+            str(s.passed),
+            str(s.failed),
+            str(s.errors),
+            str(s.skipped),
+        )
+    console.print(table)
+    cases = Table("case", "type", "check", "score", "verdict", "explanation")
+    for e in run.evaluations:
+        verdict = "judge error" if e.outcome.value == "error" else e.outcome.value
+        cases.add_row(
+            e.case_id, e.case_type or "", e.check, number(e.score), verdict, e.explanation
+        )
+    console.print(cases)
+    for gate in gate_results(run.evaluations, run.gates):
+        mark = "[green]ok[/]" if gate.ok else "[red]BELOW GATE[/]"
+        console.print(f"gate {gate.check} ≥ {rate(gate.minimum)}: {rate(gate.pass_rate)} {mark}")
+
+
+def render_compare(before: RunResult, after: RunResult, console: Console) -> None:
+    """Two runs of one test side by side: per check, then the cases whose verdict changed."""
+    table = Table(
+        "check", f"run {before.run_id}", f"run {after.run_id}", "mean before", "mean after"
+    )
+    for b, a in zip(before.summaries, after.summaries, strict=False):
+        table.add_row(
+            b.check,
+            rate(b.pass_rate),
+            rate(a.pass_rate),
+            number(b.mean_score),
+            number(a.mean_score),
+        )
+    table.add_row("all", rate(before.overall.pass_rate), rate(after.overall.pass_rate), "", "")
+    console.print(table)
+    old = {(e.case_id, e.check): e for e in before.evaluations}
+    changed = Table("case", "check", "before", "after", "explanation now")
+    for e in after.evaluations:
+        was = old.get((e.case_id, e.check))
+        if was is not None and (was.outcome, was.score) != (e.outcome, e.score):
+            changed.add_row(
+                e.case_id,
+                e.check,
+                f"{was.outcome.value} {number(was.score)}",
+                f"{e.outcome.value} {number(e.score)}",
+                e.explanation,
+            )
+    console.print(changed if changed.rows else "no verdict changed")

@@ -1,0 +1,236 @@
+"""Run a test: get the answers, evaluate them with the test's checks, store everything.
+
+A run is an audit whose metrics include the test's checks, built with the test's own
+thresholds and judges: each check's verdict lands on the answer turn, takes part in
+propagation, and the run keeps the JSON report beside its evaluations. The 2,000 cap is
+checked before any agent or judge is called.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from aem.cases import Case
+from aem.checks.fields import LLM_CHECKS, applicable
+from aem.compare.core import SemanticComparator
+from aem.config import AemConfig
+from aem.datatests.definition import TestError, TestSpec, dataset_cases, load_test
+from aem.datatests.results import Evaluation, RunResult
+from aem.evaluate import Evaluator, build_report
+from aem.judges.prompts import PROMPT_VERSION
+from aem.judges.registry import build_judge
+from aem.metrics.base import Metric
+from aem.metrics.queries import answers_to_user, tool_turns
+from aem.metrics.registry import registered_metrics, resolve_metrics
+from aem.model import ClosedSession, InputIssue, MetricResult, Outcome, SessionReport
+from aem.store import Store
+
+MAX_EVALUATIONS = 2_000
+NO_SESSION = "no answer: no session joined this case"
+
+
+class CapError(TestError):
+    """More evaluations than one run may hold."""
+
+
+def count_evaluations(cases: Iterable[Case], checks: list[str]) -> int:
+    """Cases × the checks that apply to each (skips count nowhere, so not here either)."""
+    return sum(len(applicable(checks, case)) for case in cases)
+
+
+def check_cap(count: int, already: int = 0, cases: int = 0) -> None:
+    """Refuse, before anything is called, a run above :data:`MAX_EVALUATIONS`."""
+    total = count + already
+    if total <= MAX_EVALUATIONS:
+        return
+    parts = math.ceil(total / MAX_EVALUATIONS)
+    extra = f" ({already} already in the run)" if already else ""
+    per = f" of at most {math.floor(cases / parts)} cases each" if cases else ""
+    raise CapError(
+        f"{total} evaluations{extra} exceed the limit of {MAX_EVALUATIONS:,} per run "
+        f"(evaluations = cases × applicable checks); split the cases into {parts} "
+        f"tests{per}, or choose fewer checks"
+    )
+
+
+def check_metrics(
+    spec: TestSpec, config: AemConfig, comparator: Callable[[], SemanticComparator]
+) -> list[Metric]:
+    """The test's checks, built with the test's thresholds and judges."""
+    specs = {s.name: s for s in registered_metrics(config.metrics.plugins)}
+    built: list[Metric] = []
+    for choice in spec.checks:
+        table = dict(config.metrics.tables.get(choice.name, {}))
+        if choice.threshold is not None:
+            table["threshold"] = choice.threshold
+        if choice.name in LLM_CHECKS:
+            table["judge"] = choice.judge
+        metric = specs[choice.name].create(table)
+        if choice.name in LLM_CHECKS and choice.judge:
+            metric.judge = build_judge(choice.judge, config, comparator)  # type: ignore[attr-defined]
+        built.append(metric)
+    return built
+
+
+def as_evaluation(item: MetricResult, case: Case) -> Evaluation:
+    judge = next((e.actual for e in item.evidence if e.field == "judge"), None)
+    usage = next((e.detail for e in item.evidence if e.field == "judge" and e.detail), None)
+    return Evaluation(
+        case.session_id,
+        case.type,
+        item.name,
+        None if judge is None else str(judge),
+        item.threshold,
+        item.outcome,
+        item.score,
+        item.explanation,
+        json.loads(usage) if usage else {},
+    )
+
+
+def no_answer(case: Case, checks: list[str], spec: TestSpec, why: str) -> list[Evaluation]:
+    """A case the agent did not answer fails every check that applies to it (score 0)."""
+    return [
+        Evaluation(
+            case.session_id,
+            case.type,
+            c,
+            spec.check(c).judge,
+            spec.check(c).threshold,
+            Outcome.FAIL,
+            0.0,
+            why,
+        )
+        for c in applicable(checks, case)
+    ]
+
+
+def _sessions(
+    spec: TestSpec,
+    cases: list[Case],
+    issues: list[InputIssue],
+    traces: list[str] | None,
+    agent: str | None,
+) -> Iterable[ClosedSession]:
+    from aem.datatests.sources import load_agent, sessions_from_agent, sessions_from_traces
+
+    traces = traces or spec.source.get("traces")
+    agent = agent or spec.source.get("agent")
+    if agent:
+        return sessions_from_agent(load_agent(agent), cases, issues)
+    if traces:
+        return sessions_from_traces(traces, issues)
+    raise TestError(f"test {spec.name!r} has no source: give --traces PATH or --agent module:fn")
+
+
+def _store_run(
+    store: Store,
+    spec: TestSpec,
+    source: dict[str, Any],
+    report: str,
+    evaluations: list[Evaluation],
+    answers: dict[str, tuple[str | None, list[str]]],
+    started: float,
+) -> int:
+    with store.transaction() as conn:
+        cursor = conn.execute(
+            "INSERT INTO dt_runs (test, started_at, finished_at, source, prompt_version, report)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (spec.name, started, time.time(), json.dumps(source), PROMPT_VERSION, report),
+        )
+        run_id = int(cursor.lastrowid or 0)
+        conn.execute("INSERT INTO dt_passes VALUES (?, 0, NULL, ?)", (run_id, time.time()))
+        conn.executemany(
+            "INSERT INTO dt_answers VALUES (?, ?, ?, ?)",
+            [(run_id, cid, text, json.dumps(tools)) for cid, (text, tools) in answers.items()],
+        )
+        insert_evaluations(conn, run_id, 0, evaluations)
+    return run_id
+
+
+def insert_evaluations(conn: Any, run_id: int, pass_no: int, rows: list[Evaluation]) -> None:
+    conn.executemany(
+        "INSERT INTO dt_evaluations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                run_id,
+                pass_no,
+                e.case_id,
+                e.case_type,
+                e.check,
+                e.judge,
+                e.threshold,
+                e.outcome.value,
+                e.score,
+                e.explanation,
+                json.dumps(e.usage) if e.usage else None,
+            )
+            for e in rows
+        ],
+    )
+
+
+def _evaluate_case(
+    case: Case,
+    report: SessionReport | None,
+    spec: TestSpec,
+    checks: list[str],
+    issues: list[InputIssue],
+) -> list[Evaluation]:
+    found = {
+        m.name: m for t in (report.turns if report else []) for m in t.metrics if m.name in checks
+    }
+    if report is None or not found:
+        raised = (
+            f"no answer: {i.message}"
+            for i in issues
+            if i.session_id == case.session_id and i.kind == "agent_error"
+        )
+        why = NO_SESSION if report is None else "no answer: the session has no turns"
+        return no_answer(case, checks, spec, next(raised, why))
+    return [as_evaluation(found[c], case) for c in checks if c in found]
+
+
+def run_test(
+    store: Store,
+    config: AemConfig,
+    name: str,
+    *,
+    traces: list[str] | None = None,
+    agent: str | None = None,
+) -> RunResult:
+    """One run of test ``name``: answers from ``traces``/``agent`` (else the test's source)."""
+    spec = load_test(store, name)
+    cases = dataset_cases(store, spec.dataset_hash)
+    checks = [c.name for c in spec.checks]
+    check_cap(count_evaluations(cases, checks), cases=len(cases))
+    metrics = [m for m in resolve_metrics(config) if not m.name.startswith("check.")]
+    by_id = {c.session_id: c for c in cases}
+    evaluator = Evaluator(config, by_id, metrics)
+    evaluator.metrics.extend(check_metrics(spec, config, evaluator.comparator))
+    issues: list[InputIssue] = []
+    started = time.time()
+    reports: dict[str, SessionReport] = {}
+    answers: dict[str, tuple[str | None, list[str]]] = {}
+    for closed in _sessions(spec, cases, issues, traces, agent):
+        if closed.session_id not in by_id:
+            continue
+        session = evaluator.build(closed)
+        reports[session.session_id] = evaluator.evaluate(session)
+        said = answers_to_user(session)
+        answers[session.session_id] = (
+            said[-1].text if said else None,
+            [t.tool_call.name for t in tool_turns(session) if t.tool_call],
+        )
+    evaluations = [
+        e for c in cases for e in _evaluate_case(c, reports.get(c.session_id), spec, checks, issues)
+    ]
+    missing = [c.session_id for c in cases if c.session_id not in reports]
+    report = build_report(reports.values(), issues).model_dump_json()
+    source = {"traces": traces} if traces else {"agent": agent} if agent else spec.source
+    run_id = _store_run(store, spec, source, report, evaluations, answers, started)
+    return RunResult(run_id, name, 0, None, evaluations, checks, spec.gates, missing)

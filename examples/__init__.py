@@ -1,0 +1,1 @@
+"""Small runnable examples for AEM (see each folder's README)."""

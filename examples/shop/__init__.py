@@ -1,0 +1,1 @@
+"""A tiny instrumented shop agent and its dataset, for ``aem test run --agent``."""
