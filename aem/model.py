@@ -255,6 +255,8 @@ class ClosedSession:
     fallback: bool
     spans: list[SpanRecord]
     cut: bool = False
+    # Why it was cut when assembly cut it (a span limit), reported with the session.
+    issues: list[InputIssue] = field(default_factory=list)
 
     @property
     def trace_ids(self) -> list[str]:

@@ -17,11 +17,15 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from aem.model import ClosedSession, InputIssue, SpanRecord
 from collectors.dialects.registry import session_keys
 
 FALLBACK_KEY = "trace_id"
+# Spans held for one session; the rest are counted, not kept, and the session is
+# evaluated on the first ones and marked cut. Proposed setting: [assembly] max_session_spans.
+DEFAULT_MAX_SESSION_SPANS = 100_000
 
 
 def session_key_of(span: SpanRecord) -> tuple[int, str, str] | None:
@@ -48,6 +52,7 @@ class _Trace:
     root_ended: bool = False
     first_seen: float = 0.0
     last_seen: float = 0.0
+    dropped: int = 0  # spans past the session's span limit: counted, not kept
 
     @property
     def session_id(self) -> str:
@@ -72,8 +77,14 @@ class SessionAssembler:
         on_issue: Callable[[InputIssue], None] | None = None,
         *,
         remember_closed: int = 100_000,
+        max_session_spans: int | Literal["default"] | None = "default",
     ) -> None:
         self.idle = idle
+        # "default" reads the module's limit when built; None holds every span.
+        self.max_session_spans = (
+            DEFAULT_MAX_SESSION_SPANS if max_session_spans == "default" else max_session_spans
+        )
+        self._held: dict[str, int] = {}  # spans kept per open session id
         self.max_lifetime = max_lifetime
         self.on_issue = on_issue
         self._traces: dict[str, _Trace] = {}
@@ -107,12 +118,31 @@ class SessionAssembler:
         elif trace.key is None or trace.key[0] > 0:
             key = session_key_of(span)
             if key is not None and (trace.key is None or key[0] < trace.key[0]):
-                trace.key = key
-        trace.spans.append(span)
+                self._move_held(trace, key)
+        self._keep(trace, span)
         trace.last_seen = now
         if span.parent_span_id is None and span.end_unix_nano:
             trace.root_ended = True
         self.spans_added += 1
+
+    def _keep(self, trace: _Trace, span: SpanRecord) -> None:
+        """Hold the span, unless its session already holds the most spans it may."""
+        held = self._held.get(trace.session_id, 0)
+        if self.max_session_spans is not None and held >= self.max_session_spans:
+            trace.dropped += 1
+            return
+        trace.spans.append(span)
+        self._held[trace.session_id] = held + 1
+
+    def _move_held(self, trace: _Trace, key: tuple[int, str, str]) -> None:
+        """A better session key moves the trace (and its held spans) to another session."""
+        old = trace.session_id
+        trace.key = key
+        if old != trace.session_id and trace.spans:
+            self._held[old] -= len(trace.spans)
+            if not self._held[old]:
+                del self._held[old]
+            self._held[trace.session_id] = self._held.get(trace.session_id, 0) + len(trace.spans)
 
     def _late(self, span: SpanRecord, session_id: str) -> None:
         self.late_spans += 1
@@ -165,9 +195,35 @@ class SessionAssembler:
             del self._traces[trace.trace_id]
             self._remember(self._closed_traces, trace.trace_id)
         self._remember(self._closed_sessions, session_id)
+        self._held.pop(session_id, None)
         keys = [t.key for t in traces if t.key is not None]
         key_name = min(keys)[1] if keys else FALLBACK_KEY
-        spans = [
-            span for trace in sorted(traces, key=lambda t: t.first_seen) for span in trace.spans
-        ]
-        return ClosedSession(session_id, key_name, not keys, spans, cut=cut)
+        ordered = sorted(traces, key=lambda t: t.first_seen)
+        spans = [span for trace in ordered for span in trace.spans]
+        dropped = sum(t.dropped for t in traces)
+        if not dropped:
+            return ClosedSession(session_id, key_name, not keys, spans, cut=cut)
+        return ClosedSession(
+            session_id,
+            key_name,
+            not keys,
+            spans,
+            cut=True,
+            issues=[self._cut_issue(session_id, spans, dropped)],
+        )
+
+    def _cut_issue(self, session_id: str, spans: list[SpanRecord], dropped: int) -> InputIssue:
+        """Why a session was evaluated on its first spans only: the limit, by name."""
+        first = spans[0] if spans else None
+        return InputIssue(
+            kind="session_cut",
+            message=(
+                f"session {session_id!r} has {len(spans) + dropped} spans, over the limit of "
+                f"{self.max_session_spans} (max_session_spans); the first {len(spans)} "
+                f"were evaluated, {dropped} were counted and skipped"
+            ),
+            source=first.origin.source if first and first.origin else None,
+            session_id=session_id,
+            trace_id=first.trace_id if first else None,
+            spans_skipped=dropped,
+        )

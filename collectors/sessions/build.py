@@ -9,7 +9,9 @@ Nothing here knows a dialect, so a new dialect needs no change in this package.
 
 from __future__ import annotations
 
-from aem.model import ClosedSession, Session, SpanRecord
+from typing import Literal
+
+from aem.model import ClosedSession, InputIssue, Session, SpanRecord
 from aem.textindex import PatternFinder
 from collectors.dialects import registry
 from collectors.dialects.base import ModelCall, Observation, ToolRun
@@ -19,10 +21,21 @@ from collectors.sessions.pairing import FedBackResults, pair_tool_runs
 from collectors.sessions.repair import repair_span_tree
 from collectors.sessions.turns import TurnCutter
 
+# Turns kept for one session; the rest are dropped and the session marked cut.
+# Proposed setting: [assembly] max_session_turns.
+DEFAULT_MAX_SESSION_TURNS = 20_000
 
-def build_session(closed: ClosedSession) -> Session:
-    """One closed session's turns, from its spans (any mix of dialects)."""
+
+def build_session(
+    closed: ClosedSession, *, max_turns: int | Literal["default"] | None = "default"
+) -> Session:
+    """One closed session's turns, from its spans (any mix of dialects).
+
+    A session of more than ``max_turns`` turns keeps the first ones, in turn order, and
+    is marked cut with an issue naming the limit: evaluation time stays bounded.
+    """
     spans, issues = repair_span_tree(list(closed.spans), closed.session_id)
+    issues = [*closed.issues, *issues]
     spans.sort(key=lambda s: (s.start_unix_nano, s.end_unix_nano, s.span_id))
     by_id = {s.span_id: s for s in spans}
     observations, definitions = _observe(spans)
@@ -43,6 +56,13 @@ def build_session(closed: ClosedSession) -> Session:
         fed_back=FedBackResults(model_calls, (cid for cid in unpaired if cid)),
         call_ids=PatternFinder(cid for cid in call_ids if cid),
     ).cut()
+    cut = closed.cut
+    if max_turns == "default":
+        max_turns = DEFAULT_MAX_SESSION_TURNS
+    if max_turns is not None and len(turns) > max_turns:
+        issues.insert(0, _turns_cut(closed, len(turns), max_turns))
+        del turns[max_turns:]
+        cut = True
     mark_returns(turns, span_contexts)
     return Session(
         session_id=closed.session_id,
@@ -53,7 +73,19 @@ def build_session(closed: ClosedSession) -> Session:
         tool_definitions=definitions,
         user_inputs=_user_inputs(model_calls),
         issues=issues,
-        cut=closed.cut,
+        cut=cut,
+    )
+
+
+def _turns_cut(closed: ClosedSession, found: int, limit: int) -> InputIssue:
+    """Why a session was evaluated on its first turns only: the limit, by name."""
+    return InputIssue(
+        kind="session_cut",
+        message=(
+            f"session {closed.session_id!r} has {found} turns, over the limit of {limit} "
+            f"(max_session_turns); the first {limit} were evaluated"
+        ),
+        session_id=closed.session_id,
     )
 
 

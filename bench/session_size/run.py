@@ -1,0 +1,218 @@
+"""How evaluation time grows with one session's length, and what a 1 M-span trace costs.
+
+    python -m bench.session_size.run [--sizes 1000,10000,100000] [--repeat 3]
+        [--baseline REV --baseline-sizes 1000,4000] [--million] [--full-history 500,1000,2000]
+
+Times, for one generated session per size (``workload``: model inputs carry a window of
+the conversation, tool calls have ids, arguments reuse values from results): turn
+building, the turn graph, and evaluation with the case-free metrics minus
+``correctness.truthfulness`` (whose value support is quadratic in session length, see
+``--truthfulness``). Prints each stage's time (best of ``--repeat``: the machine is
+shared) and the growth exponent, the least-squares slope of log time over log spans.
+
+``--baseline REV`` times the same workload on the code of a git revision (extracted with
+``git archive``, run in a subprocess) in the same run, so speed-ups are ratios measured
+side by side. ``--million`` audits a one-trace session of 1 M spans through the
+assembler with its span limit and reports time, peak RSS and the cut. ``--full-history``
+times inputs that carry the whole conversation: their bytes grow quadratically, and the
+bench says how the time follows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+NO_TRUTHFULNESS = {"metrics": {"disabled": ["correctness.truthfulness"]}}
+
+
+def time_session(
+    spans: int, repeat: int, window: int | None, config: dict[str, Any]
+) -> dict[str, Any]:
+    """Best-of-``repeat`` seconds for build, graph and evaluation of one session."""
+    from aem.config import AemConfig
+    from aem.evaluate import Evaluator
+    from aem.graph import build_turn_graph
+    from aem.model import ClosedSession
+    from bench.session_size.workload import generate
+    from collectors.sessions import build_session
+
+    records = generate(spans, window=window)
+    input_bytes = sum(len(s.attributes.get("gen_ai.input.messages", "")) for s in records)
+    evaluator = Evaluator(AemConfig.model_validate(config))
+    best = {"build": math.inf, "graph": math.inf, "evaluate": math.inf}
+    turns = edges = 0
+    for _ in range(repeat):
+        closed = ClosedSession("long-session", "gen_ai.conversation.id", False, list(records))
+        t0 = time.perf_counter()
+        session = build_session(closed)
+        t1 = time.perf_counter()
+        session.graph = build_turn_graph(session.turns)
+        t2 = time.perf_counter()
+        evaluator.evaluate(session)
+        t3 = time.perf_counter()
+        for stage, seconds in (("build", t1 - t0), ("graph", t2 - t1), ("evaluate", t3 - t2)):
+            best[stage] = min(best[stage], seconds)
+        turns, edges = len(session.turns), session.graph.number_of_edges()
+    total = sum(best.values())
+    return {
+        "spans": len(records),
+        "turns": turns,
+        "edges": edges,
+        "input_bytes": input_bytes,
+        **best,
+        "total": total,
+    }
+
+
+def slope(points: list[tuple[float, float]]) -> float:
+    """Least-squares slope of log y over log x: the growth exponent."""
+    logs = [(math.log(x), math.log(y)) for x, y in points if x > 0 and y > 0]
+    if len(logs) < 2:
+        return math.nan
+    mx = sum(x for x, _ in logs) / len(logs)
+    my = sum(y for _, y in logs) / len(logs)
+    num = sum((x - mx) * (y - my) for x, y in logs)
+    den = sum((x - mx) ** 2 for x, _ in logs)
+    return num / den
+
+
+def _child(args: list[str], root: Path) -> list[dict[str, Any]]:
+    """Run ``--child`` timings with ``root`` first on the import path; parse JSON lines."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{root}",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+    }
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.session_size.run", "--child", *args],
+        cwd=root,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def baseline(rev: str, sizes: list[int], repeat: int) -> list[dict[str, Any]]:
+    """The same timings on revision ``rev``'s code (this bench copied in)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(
+            ["git", "archive", rev], cwd=REPO, check=True, capture_output=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        target = Path(tmp) / "bench" / "session_size"
+        target.mkdir(parents=True, exist_ok=True)
+        for name in ("__init__.py", "workload.py", "run.py"):
+            (target / name).write_bytes((HERE / name).read_bytes())
+        return _child(["--sizes", ",".join(map(str, sizes)), "--repeat", str(repeat)], Path(tmp))
+
+
+def million(spans: int) -> dict[str, Any]:
+    """A one-trace session of ``spans`` spans through the assembler (its span limit) and
+    the evaluator, as ``aem audit`` runs them: seconds, peak RSS, the cut issue."""
+    import resource
+
+    from aem.config import AemConfig
+    from aem.evaluate import Evaluator
+    from aem.model import SessionReport
+    from bench.session_size.workload import iter_spans
+    from collectors.assembler import SessionAssembler
+
+    evaluator = Evaluator(AemConfig.model_validate(NO_TRUTHFULNESS))
+    assembler = SessionAssembler(idle=20_000)
+    start = time.perf_counter()
+    reports: list[SessionReport] = []
+    for clock, span in enumerate(iter_spans(spans, one_trace=True), start=1):
+        assembler.add(span, clock)
+        if clock % 2_000 == 0:
+            reports.extend(evaluator.evaluate(s) for s in assembler.pop_complete(clock))
+    reports.extend(evaluator.evaluate(s) for s in assembler.drain())
+    seconds = time.perf_counter() - start
+    cut = [i.message for r in reports for i in r.issues if i.kind == "session_cut"]
+    return {
+        "spans": clock,
+        "seconds": seconds,
+        "sessions": len(reports),
+        "cut": [r.cut for r in reports],
+        "reason": cut,
+        "turns": sum(len(r.turns) for r in reports),
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def _print_table(title: str, rows: list[dict[str, Any]]) -> None:
+    print(title)
+    print(
+        f"{'spans':>8} {'turns':>7} {'edges':>7} {'MB in':>8} {'build s':>8} {'graph s':>8}"
+        f" {'eval s':>8} {'total s':>8}"
+    )
+    for r in rows:
+        print(
+            f"{r['spans']:>8} {r['turns']:>7} {r['edges']:>7} {r['input_bytes'] / 1e6:>8.1f}"
+            f" {r['build']:>8.3f} {r['graph']:>8.3f} {r['evaluate']:>8.3f} {r['total']:>8.3f}"
+        )
+    for stage in ("build", "graph", "evaluate", "total"):
+        print(f"  exponent {stage:<8} {slope([(r['spans'], r[stage]) for r in rows]):.2f}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Parse options, run the timings asked for, print tables and ratios."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--baseline", default=None, help="git revision to compare with")
+    parser.add_argument("--baseline-sizes", default="1000,4000")
+    parser.add_argument("--million", action="store_true")
+    parser.add_argument("--full-history", default="", help="sizes with whole-history inputs")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    if args.child:
+        for size in sizes:
+            print(json.dumps(time_session(size, args.repeat, 24, NO_TRUTHFULNESS)), flush=True)
+        return
+    rows = [
+        time_session(size, args.repeat if size <= 10_000 else 1, 24, NO_TRUTHFULNESS)
+        for size in sizes
+    ]
+    _print_table(f"windowed inputs (24 messages), best of {args.repeat} (1 above 10 k)", rows)
+    if args.baseline:
+        base_sizes = [int(s) for s in args.baseline_sizes.split(",") if s]
+        old = baseline(args.baseline, base_sizes, args.repeat)
+        new = [time_session(size, args.repeat, 24, NO_TRUTHFULNESS) for size in base_sizes]
+        _print_table(f"baseline {args.baseline}, same workload", old)
+        for o, n in zip(old, new, strict=True):
+            print(
+                f"  {n['spans']} spans: baseline {o['total']:.3f} s / now {n['total']:.3f} s"
+                f" = {o['total'] / n['total']:.1f}x"
+            )
+    if args.full_history:
+        full = [
+            time_session(int(s), args.repeat, None, NO_TRUTHFULNESS)
+            for s in args.full_history.split(",")
+        ]
+        _print_table("whole-history inputs (bytes grow quadratically)", full)
+        print(
+            f"  exponent of input bytes {slope([(r['spans'], r['input_bytes']) for r in full]):.2f}"
+        )
+    if args.million:
+        print("1 M-span trace:", json.dumps(million(1_000_000)))
+
+
+if __name__ == "__main__":
+    main()
