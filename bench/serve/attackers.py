@@ -46,13 +46,22 @@ class Attacker(threading.Thread):
     """Base: attack in a loop until :meth:`stop`; ``cut_off`` counts server hang-ups."""
 
     def __init__(
-        self, port: int, source: str = "127.0.0.2", pace: float = 0.2, *, tls: bool = False
+        self,
+        port: int,
+        source: str = "127.0.0.2",
+        pace: float = 0.2,
+        *,
+        tls: bool = False,
+        reconnect: float = 1.0,
     ) -> None:
         super().__init__(daemon=True)
         self.port = port
         self.source = source
         self.pace = pace
         self.tls = tls
+        # A slow client is slow to come back too; reconnecting at once would be a
+        # connection flood, another attack (bounded by the connection caps).
+        self.reconnect = reconnect
         self.cut_off = 0
         self.connections = 0
         self._stop_event = threading.Event()
@@ -78,6 +87,7 @@ class Attacker(threading.Thread):
                 self.attack(sock)
             except OSError:
                 self.cut_off += 1
+                self._stop_event.wait(self.reconnect)
             finally:
                 sock.close()
 
@@ -116,8 +126,9 @@ class SlowBody(Attacker):
         *,
         tls: bool = False,
         token: str = "",
+        reconnect: float = 1.0,
     ) -> None:
-        super().__init__(port, source, pace, tls=tls)
+        super().__init__(port, source, pace, tls=tls, reconnect=reconnect)
         self.token = token
 
     def attack(self, sock: socket.socket) -> None:

@@ -57,7 +57,9 @@ def _sender(target: str, payloads: list[bytes], out: mp.Queue) -> None:
     out.put({"accepted": accepted, "pushed_back": pushed_back, "dropped": dropped})
 
 
-def _payloads(sessions: int, senders: int, spans_per_request: int) -> tuple[list[list[bytes]], int]:
+def _payloads(
+    sessions: int, senders: int, spans_per_request: int, prefix: str = "bench"
+) -> tuple[list[list[bytes]], int]:
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTraceServiceRequest,
     )
@@ -67,7 +69,7 @@ def _payloads(sessions: int, senders: int, spans_per_request: int) -> tuple[list
     shares: list[list[bytes]] = [[] for _ in range(senders)]
     pending = [(ExportTraceServiceRequest(), 0) for _ in range(senders)]
     total_spans = 0
-    for i, (_, requests) in enumerate(session_copies(sessions, prefix="bench")):
+    for i, (_, requests) in enumerate(session_copies(sessions, prefix=prefix)):
         share = shares[i % senders]
         merged, n = pending[i % senders]
         for body in requests:
