@@ -13,7 +13,9 @@ indexed by their longest inner run and looked up by the text's runs. A pattern w
 an inner run is indexed by its longest run, which must then lie inside one of the text's
 runs; those containments are found once per distinct run and cached. Every candidate is
 confirmed with ``in``, except a pattern that is one run by itself (an id such as
-``call_abc123``), where containment in a run already is the answer.
+``call_abc123``), where containment in a run already is the answer. When the keys open
+with only a few distinct pairs of characters (call ids), they are found instead where
+those openings occur in the text (``str.find``), which is cheaper than splitting it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections.abc import Iterable, Iterator
 
 _RUN = re.compile(r"\w+")
 _CACHE_LIMIT = 200_000  # distinct runs remembered; past it the cache starts afresh
+_MAX_HEADS = 8  # key openings found with str.find; more, and the text is split in runs
 
 
 def _key(pattern: str) -> tuple[str | None, bool]:
@@ -76,12 +79,17 @@ class PatternFinder:
                 lengths.setdefault(key[:2], set()).add(len(key))
         self._heads = {head: tuple(sorted(found)) for head, found in lengths.items()}
         self._contained_cache: dict[str, tuple[str, ...]] = {}
+        self._scan = _HeadScan(self._by_inner, self._by_run)
 
     def candidates(self, text: str) -> Iterator[tuple[str, bool]]:
         """``(pattern, certain)`` for every pattern that may occur in ``text``; a pattern
         not yielded does not occur. ``certain`` means it does; else test it with ``in``."""
         yield from ((p, p == "") for p in self._always)
         if not text:
+            return
+        if self._scan.usable:
+            for pattern in self._scan.candidates(text):
+                yield pattern, pattern in self._whole
             return
         by_inner, by_run, whole = self._by_inner, self._by_run, self._whole
         for run in set(_RUN.findall(text)):
@@ -117,3 +125,46 @@ class PatternFinder:
             self._contained_cache.clear()
         self._contained_cache[run] = hit
         return hit
+
+
+class _HeadScan:
+    """Keys found where they start: every place a key's first two characters occur.
+
+    For a few distinct openings (call ids share ``call_`` or ``toolu_``) a ``str.find``
+    per opening beats splitting a long input into runs. A key found this way is in the
+    text, so its patterns are candidates (a one-run pattern is its own key: present).
+    """
+
+    def __init__(self, *indexes: dict[str, list[str]]) -> None:
+        self.keys: dict[str, list[str]] = {}
+        for index in indexes:
+            for key, patterns in index.items():
+                self.keys.setdefault(key, []).extend(patterns)
+        lengths: dict[str, set[int]] = {}
+        for key in self.keys:
+            lengths.setdefault(key[:2], set()).add(len(key))
+        # Per opening: the keys' lengths, and the openings of their shortest length, so
+        # that most places (the opening inside some other word) cost one look-up.
+        self.heads: dict[str, tuple[list[int], set[str]]] = {}
+        for head, found in lengths.items():
+            shortest = min(found)
+            openings = {key[:shortest] for key in self.keys if key[:2] == head}
+            self.heads[head] = (sorted(found), openings)
+        self.usable = len(self.heads) <= _MAX_HEADS
+
+    def candidates(self, text: str) -> list[str]:
+        found: list[str] = []
+        keys = self.keys
+        for head, (lengths, openings) in self.heads.items():
+            if len(head) == 1:  # a one-character key
+                if head in text:
+                    found.extend(keys[head])
+                continue
+            shortest = lengths[0]
+            at = text.find(head)
+            while at != -1:
+                if text[at : at + shortest] in openings:
+                    for length in lengths:
+                        found.extend(keys.get(text[at : at + length], ()))
+                at = text.find(head, at + 1)
+        return found

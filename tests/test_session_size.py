@@ -243,9 +243,11 @@ def test_sample_sessions_match_the_pairwise_reference(monkeypatch: pytest.Monkey
 def test_pattern_finder_answers_as_in_does() -> None:
     rng = random.Random(14)
     alphabet = 'ab_1 ,."\\é-'
-    for _ in range(2_000):
+    for trial in range(2_000):
+        few = trial % 2  # few patterns: found by their openings, not by splitting the text
         patterns = [
-            "".join(rng.choices(alphabet, k=rng.randint(0, 6))) for _ in range(rng.randint(1, 10))
+            "".join(rng.choices(alphabet, k=rng.randint(0, 6)))
+            for _ in range(rng.randint(1, 3 if few else 12))
         ]
         finder = PatternFinder(patterns)
         for _ in range(4):

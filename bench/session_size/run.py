@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from inspect import signature
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,8 @@ def time_session(
     from collectors.sessions import build_session
 
     records = generate(spans, window=window)
+    # Time the whole session, not the turn limit (older revisions have no limit).
+    unlimited = {"max_turns": None} if "max_turns" in signature(build_session).parameters else {}
     input_bytes = sum(len(s.attributes.get("gen_ai.input.messages", "")) for s in records)
     evaluator = Evaluator(AemConfig.model_validate(config))
     best = {"build": math.inf, "graph": math.inf, "evaluate": math.inf}
@@ -55,7 +58,7 @@ def time_session(
     for _ in range(repeat):
         closed = ClosedSession("long-session", "gen_ai.conversation.id", False, list(records))
         t0 = time.perf_counter()
-        session = build_session(closed)
+        session = build_session(closed, **unlimited)
         t1 = time.perf_counter()
         session.graph = build_turn_graph(session.turns)
         t2 = time.perf_counter()
