@@ -54,7 +54,11 @@ def audit_paths(
         for session in sessions:
             if on_closed is not None:
                 on_closed(session)
-            report = evaluator.evaluate(session)
+            try:
+                report = evaluator.evaluate(session)
+            except Exception as exc:  # one session must not end the audit
+                issues.append(evaluation_error(session, exc))
+                continue
             reports.append(report)
             if progress.on_session:
                 progress.on_session(report)
@@ -81,3 +85,20 @@ def audit_paths(
     report = build_report(reports, issues, spans_read=clock)
     report.peak_open_sessions = peak_open
     return report
+
+
+def evaluation_error(session: ClosedSession, exc: Exception) -> InputIssue:
+    """A session whose evaluation raised, as an issue naming where its first span came
+    from: the other sessions are still evaluated, and the run still ends with a report.
+    The decoder refuses what it knows would raise; this is for what it does not know."""
+    origin = next((s.origin for s in session.spans if s.origin is not None), None)
+    return InputIssue(
+        kind="evaluation_error",
+        message=(
+            f"session {session.session_id!r} not evaluated: {type(exc).__name__}: {exc}"[:2000]
+        ),
+        source=origin.source if origin else None,
+        line=origin.line if origin else None,
+        session_id=session.session_id,
+        spans_skipped=len(session.spans),
+    )

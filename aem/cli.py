@@ -1,7 +1,8 @@
 """The ``aem`` command line (typer).
 
 Exit codes of ``aem audit``: 0 — no root causes; 1 — root causes found;
-2 — bad usage or unreadable input (missing path, invalid cases/config, nothing readable).
+2 — bad usage or unreadable input (missing path, invalid cases/config, nothing readable),
+or no root cause found but a session could not be evaluated.
 The CLI is the composition root: it is the one module of ``aem`` allowed to reach into
 ``collectors`` (the readers here, the live receivers for ``serve``).
 """
@@ -38,6 +39,9 @@ app.add_typer(test_app, name="test")
 app.add_typer(threshold_app, name="threshold")
 app.command("checks")(checks_command)
 EXIT_OK, EXIT_ROOT_CAUSES, EXIT_BAD_INPUT = 0, 1, 2
+MaxRecordBytesOption = Annotated[
+    int, typer.Option(min=1024, help="a longer record (line, document) is reported and skipped")
+]
 
 
 @app.callback()
@@ -65,10 +69,7 @@ def audit(
     ] = None,
     scorecard: ScorecardOption = None,
     store: StoreOption = None,
-    max_record_bytes: Annotated[
-        int,
-        typer.Option(min=1024, help="a longer record (line, document) is reported and skipped"),
-    ] = DEFAULT_MAX_RECORD_BYTES,
+    max_record_bytes: MaxRecordBytesOption = DEFAULT_MAX_RECORD_BYTES,
 ) -> None:
     """Evaluate every session in OTLP trace files; print turns, labels and root causes."""
     err = Console(stderr=True)
@@ -102,10 +103,22 @@ def audit(
     else:
         render(report, Console(), sessions=not summary)
         print_totals(scorer, Console())
+    raise typer.Exit(_exit_code(report))
+
+
+def _exit_code(report: AuditReport) -> int:
+    """The exit code of ``aem audit`` (module docstring), saying on stderr why it is 2."""
+    err = Console(stderr=True)
     if report.spans_read == 0:
-        Console(stderr=True).print("[red]error:[/] no spans could be read from the input")
-        raise typer.Exit(EXIT_BAD_INPUT)
-    raise typer.Exit(EXIT_ROOT_CAUSES if report.sessions_with_root_cause else EXIT_OK)
+        err.print("[red]error:[/] no spans could be read from the input")
+        return EXIT_BAD_INPUT
+    if report.sessions_with_root_cause:
+        return EXIT_ROOT_CAUSES
+    failed = sum(1 for issue in report.issues if issue.kind == "evaluation_error")
+    if failed:  # "no root causes" would be a verdict on sessions that were not evaluated
+        err.print(f"[red]error:[/] {failed} session(s) could not be evaluated")
+        return EXIT_BAD_INPUT
+    return EXIT_OK
 
 
 def _read_with_progress(

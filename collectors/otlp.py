@@ -248,6 +248,75 @@ def _truncate_attributes(
             )
 
 
+# Names and ids the semantic conventions define as strings and turn building keys on: a
+# number is read as its text (and reported); a list, a map or bytes refuse the span, or
+# it would make the session's evaluation raise later.
+_STRING_ATTRIBUTES = frozenset(
+    {
+        "gen_ai.operation.name",
+        "gen_ai.request.model",
+        "gen_ai.response.model",
+        "gen_ai.agent.name",
+        "gen_ai.tool.name",
+        "gen_ai.tool.call.id",
+        "openinference.span.kind",
+        "llm.model_name",
+        "tool.name",
+        "tool.id",
+        "tool_call.id",
+        "traceloop.span.kind",
+        "traceloop.entity.name",
+        "llm.request.model",
+        "llm.request.type",
+        "ai.model.id",
+    }
+)
+
+
+def _string_conventions(attributes: dict[str, Any], where: str) -> list[str]:
+    """Coerce the scalar values of :data:`_STRING_ATTRIBUTES` to text; return their keys."""
+    coerced = []
+    for key in _STRING_ATTRIBUTES.intersection(attributes):
+        value = attributes[key]
+        if value is None or isinstance(value, str):
+            continue
+        if not isinstance(value, bool | int | float):
+            raise _Field.fail(f"{where} {key!r}", "a string (semantic conventions)", value)
+        attributes[key] = str(value).lower() if isinstance(value, bool) else str(value)
+        coerced.append(key)
+    return coerced
+
+
+def _accept(span: SpanRecord, max_attribute_bytes: int, issues: list[InputIssue]) -> bool:
+    """The checks that need a whole span; ``False`` (with an issue) when it is refused."""
+    try:
+        coerced = _string_conventions(span.attributes, "attribute")
+        coerced += _string_conventions(span.resource, "resource attribute")
+    except DecodeError as exc:
+        issues.append(
+            _issue(
+                "bad_span",
+                f"span skipped: {exc}",
+                span.origin,
+                span_id=span.span_id,
+                trace_id=span.trace_id,
+                spans_skipped=1,
+            )
+        )
+        return False
+    if coerced:
+        message = (
+            f"{', '.join(sorted(coerced))} of span {span.span_id} should be text; read as text"
+        )
+        issues.append(
+            _issue(
+                "attribute_type", message, span.origin, span_id=span.span_id, trace_id=span.trace_id
+            )
+        )
+    _truncate_attributes(span.attributes, max_attribute_bytes, span, issues)
+    return True
+
+
 def _issue(kind: str, message: str, origin: SourceRef | None, **extra: Any) -> InputIssue:
     return InputIssue(
         kind=kind,
@@ -298,8 +367,8 @@ def decode_json_traces(
         for index, scope_spans in enumerate(scope_groups):
             where_scope = f"{where}.scopeSpans[{index}]"
             for span in _decode_scope_spans(scope_spans, where_scope, resource, origin, issues):
-                _truncate_attributes(span.attributes, max_attribute_bytes, span, issues)
-                spans.append(span)
+                if _accept(span, max_attribute_bytes, issues):
+                    spans.append(span)
     return spans, issues
 
 
@@ -452,6 +521,6 @@ def decode_proto_request(
                         )
                     )
                     continue
-                _truncate_attributes(span.attributes, max_attribute_bytes, span, issues)
-                spans.append(span)
+                if _accept(span, max_attribute_bytes, issues):
+                    spans.append(span)
     return spans, issues

@@ -74,6 +74,49 @@ _OUTPUT = [
 _INPUT = [{"role": "user", "parts": [{"type": "text", "content": "Weather in Paris?"}]}]
 
 
+def _chat_attributes(conversation: dict[str, Any]) -> list[dict[str, Any]]:
+    """One attribute of each ``AnyValue`` kind, on a chat span that asks for a tool."""
+    return [
+        _kv("gen_ai.operation.name", _string("chat")),
+        conversation,
+        _kv("gen_ai.input.messages", _string(json.dumps(_INPUT))),
+        _kv("gen_ai.output.messages", _string(json.dumps(_OUTPUT))),
+        _kv("gen_ai.response.finish_reasons", {"arrayValue": {"values": [_string("tool_calls")]}}),
+        _kv("gen_ai.usage.input_tokens", {"intValue": "40"}),
+        _kv("gen_ai.request.temperature", {"doubleValue": 0.2}),
+        _kv("gen_ai.request.stream", {"boolValue": False}),
+        _kv("fuzz.kv", {"kvlistValue": {"values": [_kv("a", {"intValue": "1"})]}}),
+    ]
+
+
+def _tool_attributes() -> list[dict[str, Any]]:
+    return [
+        _kv("gen_ai.operation.name", _string("execute_tool")),
+        _kv("gen_ai.tool.name", _string("get_weather")),
+        _kv("gen_ai.tool.call.id", _string("call_1")),
+        _kv("gen_ai.tool.call.arguments", _string('{"city":"Paris"}')),
+        _kv("gen_ai.tool.call.result", _string("rainy, 14C")),
+    ]
+
+
+_RESOURCE = {
+    "attributes": [
+        _kv("service.name", _string("fuzz-agent")),
+        _kv("process.pid", {"intValue": "4242"}),
+    ]
+}
+_SCOPE = {
+    "name": "fuzz.instrumentation",
+    "version": "1.0",
+    "attributes": [_kv("scope.flavour", _string("plain"))],
+}
+_EVENT = {
+    "name": "gen_ai.choice",
+    "timeUnixNano": "1776852000300000000",
+    "attributes": [_kv("index", {"intValue": "0"})],
+}
+
+
 def base_record(index: int) -> dict[str, Any]:
     """A valid GenAI session in one record: agent span, chat span with a tool call, tool span.
 
@@ -84,29 +127,8 @@ def base_record(index: int) -> dict[str, Any]:
     agent, chat, tool = (f"{index + 1:012x}{n:04x}" for n in (1, 2, 3))
     conversation = _kv("gen_ai.conversation.id", _string(f"fuzz-{index}"))
     operation = "gen_ai.operation.name"
-    chat_attributes = [
-        _kv(operation, _string("chat")),
-        conversation,
-        _kv("gen_ai.input.messages", _string(json.dumps(_INPUT))),
-        _kv("gen_ai.output.messages", _string(json.dumps(_OUTPUT))),
-        _kv("gen_ai.response.finish_reasons", {"arrayValue": {"values": [_string("tool_calls")]}}),
-        _kv("gen_ai.usage.input_tokens", {"intValue": "40"}),
-        _kv("gen_ai.request.temperature", {"doubleValue": 0.2}),
-        _kv("gen_ai.request.stream", {"boolValue": False}),
-        _kv("fuzz.kv", {"kvlistValue": {"values": [_kv("a", {"intValue": "1"})]}}),
-    ]
-    tool_attributes = [
-        _kv(operation, _string("execute_tool")),
-        _kv("gen_ai.tool.name", _string("get_weather")),
-        _kv("gen_ai.tool.call.id", _string("call_1")),
-        _kv("gen_ai.tool.call.arguments", _string('{"city":"Paris"}')),
-        _kv("gen_ai.tool.call.result", _string("rainy, 14C")),
-    ]
-    event = {
-        "name": "gen_ai.choice",
-        "timeUnixNano": "1776852000300000000",
-        "attributes": [_kv("index", {"intValue": "0"})],
-    }
+    chat_attributes = _chat_attributes(conversation)
+    tool_attributes = _tool_attributes()
     spans = [
         _span(
             trace,
@@ -129,7 +151,7 @@ def base_record(index: int) -> dict[str, Any]:
             ms=(1, 400),
             kind=3,
             attributes=chat_attributes,
-            events=[event],
+            events=[_EVENT],
             links=[{"traceId": trace, "spanId": agent}],
             status={"code": 0, "message": ""},
         ),
@@ -142,19 +164,10 @@ def base_record(index: int) -> dict[str, Any]:
             attributes=tool_attributes,
         ),
     ]
-    resource = {
-        "attributes": [
-            _kv("service.name", _string("fuzz-agent")),
-            _kv("process.pid", {"intValue": "4242"}),
-        ]
-    }
-    scope = {
-        "name": "fuzz.instrumentation",
-        "version": "1.0",
-        "attributes": [_kv("scope.flavour", _string("plain"))],
-    }
     return {
-        "resourceSpans": [{"resource": resource, "scopeSpans": [{"scope": scope, "spans": spans}]}]
+        "resourceSpans": [
+            {"resource": _RESOURCE, "scopeSpans": [{"scope": _SCOPE, "spans": spans}]}
+        ]
     }
 
 
@@ -265,3 +278,40 @@ def test_no_mutant_aborts_and_every_bad_one_is_named(tmp_path: Path) -> None:
             unnamed.append(_label(where, replacement))
     assert not unnamed, f"{len(unnamed)} bad records not reported: {unnamed[:10]}"
     assert not dropped, f"{len(dropped)} valid records lost spans: {dropped[:10]}"
+
+
+# Valid OTLP all the same: every attribute of the base record given each other AnyValue.
+ANY_VALUES: tuple[dict[str, Any], ...] = (
+    {"stringValue": "mutant"},
+    {"stringValue": '{"a": [1, {"b": null}]}'},
+    {"intValue": "7"},
+    {"doubleValue": 1.5},
+    {"boolValue": True},
+    {"arrayValue": {"values": [{"stringValue": "x"}]}},
+    {"kvlistValue": {"values": [{"key": "k", "value": {"intValue": "1"}}]}},
+    {"bytesValue": "AAE="},
+    {},
+)
+
+
+def test_no_attribute_value_of_another_kind_aborts_the_audit(tmp_path: Path) -> None:
+    """Decoding accepts these; turn building must not raise on them (the decoder refuses,
+    with an issue, the few kinds that would make it raise), and none is lost silently."""
+    attributes = [p for p, _ in _walk(base_record(0)) if p[-1] == "value" and "attributes" in p]
+    cases = [(where, value) for where in attributes for value in ANY_VALUES]
+    source = tmp_path / "kinds.otlp.jsonl"
+    with source.open("w") as out:
+        for number, (where, value) in enumerate(cases, start=1):
+            out.write(json.dumps(apply(base_record(number), where, value)) + "\n")
+    code, report, err = run_audit(str(source))
+    assert code in (0, 1), err
+    issues = report["issues"] + [i for s in report["sessions"] for i in s["issues"]]
+    assert not [i for i in issues if i["kind"] == "evaluation_error"]
+    named = {i["line"] for i in issues if i["source"] == str(source)}
+    traces = {t for s in report["sessions"] for t in s["trace_ids"]}
+    lost = [
+        _label(where, value)
+        for line, (where, value) in enumerate(cases, start=1)
+        if f"{line + 1:032x}" not in traces and line not in named
+    ]
+    assert not lost, lost[:10]
