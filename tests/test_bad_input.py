@@ -390,3 +390,24 @@ def test_scalar_and_deeply_nested_cases_are_usage_errors(
 ) -> None:
     code, err = _audit_with_cases(tmp_path, name, content)
     assert code == 2 and message in err
+
+
+def test_terminal_view_escapes_control_sequences_and_markup_from_traces(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from aem.cli import app
+
+    hostile = r"\u001b[2J\u001b]0;pwned\u0007[/bold][red]"  # JSON escapes: ESC, BEL
+    lines = [
+        line.replace("hotel search for Lisbon", f"hotel search for {hostile}Lisbon").replace(
+            "trip-planner-7", f"trip-{hostile}planner-7"
+        )
+        for line in TRIP
+    ]
+    path = _write(tmp_path, lines)
+    result = CliRunner(env={"COLUMNS": "400"}).invoke(app, ["audit", str(path)])
+    assert result.exit_code == 1, result.output  # the hotel timeout is still a root cause
+    shown = result.stdout
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert "session trip-\\x1b[2J\\x1b]0;pwned\\x07[/bold][red]planner-7" in shown
+    assert "hotel search for \\x1b[2J\\x1b]0;pwned\\x07[/bold][red]Lisbon" in shown

@@ -1,6 +1,13 @@
-"""The terminal view: per-session turn tables, then the ranked root causes (rich)."""
+"""The terminal view: per-session turn tables, then the ranked root causes (rich).
+
+Everything that comes from trace data (session ids, turn names, explanations, issue
+messages) goes through :func:`safe`: a span name must not be able to clear the screen,
+retitle the window or forge output with escape sequences, nor inject rich markup.
+"""
 
 from __future__ import annotations
+
+import re
 
 from rich.console import Console
 from rich.table import Table
@@ -8,6 +15,23 @@ from rich.text import Text
 
 from aem.diff import RunDiff
 from aem.model import AuditReport, Label, Outcome, SessionReport
+
+# C0 and C1 control characters (ESC starts every terminal escape sequence, BEL ends the
+# OSC ones) and the bidirectional overrides that reorder what a line seems to say. Line
+# feeds and tabs stay: multi-line explanations are fine in a table cell.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def safe(value: object, style: str = "") -> Text:
+    """Trace data as inert text: control characters shown as ``\\x1b``-style escapes,
+    brackets shown as brackets (never read as rich markup)."""
+    return Text(_UNSAFE.sub(_escape_char, str(value)), style=style)
+
 
 _LABEL_STYLE = {
     Label.OK: "green",
@@ -17,7 +41,7 @@ _LABEL_STYLE = {
 
 
 def session_table(report: SessionReport) -> Table:
-    title = f"session {report.session_id}"
+    title = Text("session ") + safe(report.session_id)
     notes = []
     if report.session_key_fallback:
         notes.append("no session attribute: grouped by trace id")
@@ -35,13 +59,13 @@ def session_table(report: SessionReport) -> Table:
         failed = [m for m in turn.metrics if m.outcome is Outcome.FAIL]
         label = Text(turn.label.value, style=_LABEL_STYLE[turn.label])
         if turn.inherited_from:
-            label.append(f" ← {', '.join(turn.inherited_from)}", style="dim")
+            label.append_text(safe(f" ← {', '.join(turn.inherited_from)}", style="dim"))
         table.add_row(
-            turn.turn_id,
-            turn.kind.value,
-            turn.name,
+            safe(turn.turn_id),
+            safe(turn.kind.value),
+            safe(turn.name),
             label,
-            ", ".join(m.name for m in failed),
+            safe(", ".join(m.name for m in failed)),
         )
     return table
 
@@ -55,9 +79,9 @@ def root_cause_reasons(report: SessionReport) -> list[Text]:
             continue
         for metric in turn.metrics:
             if metric.outcome is Outcome.FAIL:
-                line = Text(f"  {turn.turn_id} ", style="bold red")
-                line.append(f"{metric.name}: ", style="bold")
-                line.append(_why(metric.explanation, 300))
+                line = safe(f"  {turn.turn_id} ", style="bold red")
+                line.append_text(safe(f"{metric.name}: ", style="bold"))
+                line.append_text(safe(_why(metric.explanation, 300)))
                 lines.append(line)
     return lines
 
@@ -76,16 +100,17 @@ def ranking_table(report: AuditReport) -> Table:
     table.add_column("category", overflow="fold")
     total = len(report.sessions)
     for position, item in enumerate(report.ranking, start=1):
-        where = Text(f"{item.kind} {item.name}")
+        where = safe(f"{item.kind} {item.name}")
         if item.examples:
             example = item.examples[0]
-            where.append(f"\n{example['turn_id']} of {example['session_id']}", style="dim")
+            where.append("\n")
+            where.append_text(safe(f"{example['turn_id']} of {example['session_id']}", "dim"))
         table.add_row(
             str(position),
             f"{item.sessions} of {total}",
-            item.metric,
+            safe(item.metric),
             where,
-            item.category or "-",
+            safe(item.category or "-"),
         )
     return table
 
@@ -111,7 +136,8 @@ def render(report: AuditReport, console: Console, *, sessions: bool = True) -> N
             :20
         ]
         for issue in shown:
-            console.print(f"  [dim]{issue.where() or '-'}[/] {issue.kind}: {issue.message}")
+            line = Text("  ") + safe(issue.where() or "-", style="dim")
+            console.print(line + safe(f" {issue.kind}: {issue.message}"))
 
 
 def render_diff(result: RunDiff, console: Console) -> None:
@@ -127,7 +153,7 @@ def render_diff(result: RunDiff, console: Console) -> None:
     ):
         for item in items:
             table.add_row(
-                Text(kind, style=style), item.signature, str(item.before), str(item.after)
+                Text(kind, style=style), safe(item.signature), str(item.before), str(item.after)
             )
     console.print(table)
     before, after = result.flagged_turns_before, result.flagged_turns_after
