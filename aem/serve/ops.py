@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -22,21 +23,63 @@ _STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"me
 
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object per line: time, level, logger, message, and every ``extra`` field."""
+    """One JSON object per line: time, level, logger, message, and every ``extra`` field.
+
+    Every line stays one valid JSON object whatever is logged: trace data in a message or
+    an exception can hold lone surrogates, ``extra`` values non-string keys or integers
+    beyond 64 bits, and a bad ``%`` format would otherwise end in logging's plain-text
+    "--- Logging error ---" traceback in the middle of the JSON stream.
+    """
 
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {
             "ts": round(record.created, 3),
             "level": record.levelname.lower(),
             "logger": record.name,
-            "msg": record.getMessage(),
+            "msg": _message(record),
         }
         for key, value in record.__dict__.items():
             if key not in _STANDARD and not key.startswith("_"):
                 out[key] = value
         if record.exc_info:
             out["exc"] = self.formatException(record.exc_info)
-        return orjson.dumps(out, default=str).decode()
+        if record.stack_info:
+            out["stack"] = self.formatStack(record.stack_info)
+        try:
+            return orjson.dumps(out, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
+        except (TypeError, ValueError):  # lone surrogates, huge ints, cycles, ...
+            return orjson.dumps({key: _plain(value) for key, value in out.items()}).decode()
+
+
+def _message(record: logging.LogRecord) -> str:
+    try:
+        return record.getMessage()
+    except Exception:  # a format that does not match its arguments
+        return f"{record.msg!r} % {record.args!r}"
+
+
+def _plain(value: Any) -> Any:
+    """A value orjson always takes: numbers and flags as they are, anything else as text
+    with lone surrogates written as ``\\udcff`` escapes."""
+    if (
+        value is None
+        or isinstance(value, bool | float)
+        or (isinstance(value, int) and -(2**63) <= value < 2**64)
+    ):
+        return value
+    return str(value).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _log_uncaught(args: threading.ExceptHookArgs) -> None:
+    """An exception that ends a thread, logged as JSON (Python would print it as text)."""
+    if args.exc_type is SystemExit or args.exc_value is None:
+        return
+    thread = args.thread.name if args.thread else "?"
+    logging.getLogger("aem").critical(
+        "thread %s died",
+        thread,
+        exc_info=(args.exc_type, args.exc_value, args.exc_traceback),
+    )
 
 
 def setup_logging(level: str) -> None:
@@ -45,6 +88,7 @@ def setup_logging(level: str) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    threading.excepthook = _log_uncaught
 
 
 class ServeMetrics:
