@@ -128,3 +128,10 @@ def test_threshold_range_is_one_to_one_hundred() -> None:
         ToolCallsSettings(threshold=0)
     with pytest.raises(ValueError):
         ToolCallsSettings(threshold=101)
+
+
+def test_match_tools_scopes_the_functions_required() -> None:
+    session = make_session(make_tool_call("add", {}, result=5), make_turn("answer", text="5"))
+    case = make_case(expected_tool_calls=[{"name": "add"}, {"name": "lookup"}], match_tools=["add"])
+    (found,) = run_metric(ToolCallsCheck(), session, case)
+    assert found.outcome is Outcome.PASS and "1 of 1" in found.explanation

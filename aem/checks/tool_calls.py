@@ -45,7 +45,19 @@ class ToolCallsCheck(BaseMetric[ToolCallsSettings]):
         if skip:
             yield result(TOOL_CALLS, turn, Outcome.SKIP, skip)
             return
-        wanted = list(dict.fromkeys(c.name for c in context.case.expected_tool_calls or []))
+        # ``match_tools`` scopes the comparison for this check as for the matcher: an
+        # expected call to a tool outside it is not required.
+        scope = context.case.match_tools
+        wanted = list(
+            dict.fromkeys(
+                c.name
+                for c in context.case.expected_tool_calls or []
+                if scope is None or c.name in scope
+            )
+        )
+        if not wanted:
+            yield result(TOOL_CALLS, turn, Outcome.SKIP, "no expected function is in match_tools")
+            return
         by_name: dict[str, list[str]] = {}
         for t in context.tool_turns:
             if t.tool_call is not None:
