@@ -161,3 +161,35 @@ def test_unknown_names_are_clear_errors(tmp_path: Path) -> None:
     )
     assert code == 2 and "no judge named 'gpt-judge'" in err
     assert aem("test", "run", "nope", store=store)[0] == 2
+
+
+def test_run_from_trace_files_joins_sessions_to_cases(tmp_path: Path) -> None:
+    store = tmp_path / "aem.sqlite"
+    cases = tmp_path / "cases.jsonl"
+    rows = [
+        {"session_id": "weather-genai", "question": "q", "expected_tool_calls": [{"name": "add"}]},
+        {"session_id": "never-recorded", "question": "q", "expected_tool_calls": [{"name": "x"}]},
+    ]
+    cases.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    traces = str(REPO / "sample_traces" / "weather_genai.otlp.jsonl")
+    assert (
+        aem(
+            "test",
+            "create",
+            "files",
+            "--cases",
+            str(cases),
+            "--check",
+            "check.tool_calls",
+            "--traces",
+            traces,
+            store=store,
+        )[0]
+        == 0
+    )
+    _, out, _ = aem("test", "run", "files", "--json", store=store)
+    run = json.loads(out)
+    assert run["no_answer"] == ["never-recorded"]
+    verdicts = {e["case"]: (e["verdict"], e["explanation"]) for e in run["evaluations"]}
+    assert verdicts["weather-genai"][0] == "pass"
+    assert verdicts["never-recorded"] == ("fail", "no answer: no session joined this case")
