@@ -109,11 +109,11 @@ def _child(args: list[str], root: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
 
-def baseline(rev: str, sizes: list[int], repeat: int) -> list[dict[str, Any]]:
-    """The same timings on revision ``rev``'s code (this bench copied in)."""
+def baseline(rev: str, sizes: list[int], repeat: int, repo: Path = REPO) -> list[dict[str, Any]]:
+    """The same timings on revision ``rev``'s code in ``repo`` (this bench copied in)."""
     with tempfile.TemporaryDirectory() as tmp:
         archive = subprocess.run(
-            ["git", "archive", rev], cwd=REPO, check=True, capture_output=True
+            ["git", "archive", rev], cwd=repo, check=True, capture_output=True
         ).stdout
         subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
         target = Path(tmp) / "bench" / "session_size"
@@ -180,6 +180,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--baseline", default=None, help="git revision to compare with")
     parser.add_argument("--baseline-sizes", default="1000,4000")
+    parser.add_argument("--repo", type=Path, default=REPO, help="git work tree of --baseline")
     parser.add_argument("--million", action="store_true")
     parser.add_argument("--full-history", default="", help="sizes with whole-history inputs")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -196,7 +197,7 @@ def main(argv: list[str] | None = None) -> None:
     _print_table(f"windowed inputs (24 messages), best of {args.repeat} (1 above 10 k)", rows)
     if args.baseline:
         base_sizes = [int(s) for s in args.baseline_sizes.split(",") if s]
-        old = baseline(args.baseline, base_sizes, args.repeat)
+        old = baseline(args.baseline, base_sizes, args.repeat, args.repo)
         new = [time_session(size, args.repeat, 24, NO_TRUTHFULNESS) for size in base_sizes]
         _print_table(f"baseline {args.baseline}, same workload", old)
         for o, n in zip(old, new, strict=True):
