@@ -52,7 +52,7 @@ def time_session(
     # Time the whole session, not the turn limit (older revisions have no limit).
     unlimited = {"max_turns": None} if "max_turns" in signature(build_session).parameters else {}
     input_bytes = sum(len(s.attributes.get("gen_ai.input.messages", "")) for s in records)
-    evaluator = Evaluator(AemConfig.model_validate(config))
+    evaluator = Evaluator(AemConfig(), metrics=installed_metrics(config["metrics"]["disabled"]))
     best = {"build": math.inf, "graph": math.inf, "evaluate": math.inf}
     turns = edges = 0
     for _ in range(repeat):
@@ -76,6 +76,24 @@ def time_session(
         **best,
         "total": total,
     }
+
+
+def installed_metrics(disabled: list[str]) -> list[Any]:
+    """The registered metrics this tree has the code of, minus ``disabled``, with their
+    default settings. Why not ``resolve_metrics``: the entry points are the installed
+    work tree's, which may name metrics a timed revision does not have yet."""
+    from importlib.metadata import entry_points
+
+    from aem.metrics.registry import ENTRY_POINT_GROUP, describe
+
+    specs = []
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            specs.append(describe(entry.load(), entry.name))
+        except ImportError:
+            continue
+    specs.sort(key=lambda spec: spec.precedence)
+    return [spec.create({}) for spec in specs if spec.name not in disabled]
 
 
 def slope(points: list[tuple[float, float]]) -> float:
@@ -134,7 +152,7 @@ def million(spans: int) -> dict[str, Any]:
     from bench.session_size.workload import iter_spans
     from collectors.assembler import SessionAssembler
 
-    evaluator = Evaluator(AemConfig.model_validate(NO_TRUTHFULNESS))
+    evaluator = Evaluator(AemConfig(), metrics=installed_metrics(["correctness.truthfulness"]))
     assembler = SessionAssembler(idle=20_000)
     start = time.perf_counter()
     reports: list[SessionReport] = []
