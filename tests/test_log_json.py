@@ -23,7 +23,7 @@ def test_exception_with_undecodable_path_is_still_logged_as_json(tmp_path: Path)
     ]  # fmt: skip
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     result = subprocess.run(command, capture_output=True, env=env, timeout=120, check=False)
-    assert result.returncode == 1
+    assert result.returncode != 0  # it cannot start; the point is how that is logged
     lines = result.stderr.decode("utf-8").splitlines()
     records = [json.loads(line) for line in lines]  # every line, or this raises
     [failure] = [r for r in records if r["msg"].startswith("cannot start")]
