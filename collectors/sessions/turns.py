@@ -41,6 +41,7 @@ class TurnCutter:
     turns: list[Turn] = field(default_factory=list)
     _started_contexts: set[str] = field(default_factory=set)
     _known_call_ids: dict[str, int] = field(default_factory=dict)  # id → first seen
+    _ids_memo: dict[str, set[str]] = field(default_factory=dict)  # span id → ids in input
 
     def cut(self) -> list[Turn]:
         """Turns of every model call, retrieval and unpaired tool run, by start time."""
@@ -87,10 +88,13 @@ class TurnCutter:
         context = self.contexts[span.span_id]
         predecessor = self.history.get(span.span_id)
         known = self._known_call_ids
-        present = [cid for cid in self.call_ids.find(observed.input_text) if cid in known]
+        present = [cid for cid in self._ids_in(observed) if cid in known]
         consumed = sorted(present, key=known.__getitem__)
-        if predecessor is not None:
-            consumed = [cid for cid in consumed if cid not in predecessor.input_text]
+        if predecessor is not None and consumed:
+            # Ids already in the history it continues were consumed there (found through
+            # the index too: an input holding the whole history holds every id so far).
+            before = self._ids_in(predecessor)
+            consumed = [cid for cid in consumed if cid not in before]
         delegated_by = None
         if context.key not in self._started_contexts:
             self._started_contexts.add(context.key)
@@ -102,6 +106,16 @@ class TurnCutter:
             "delegated_by_span": delegated_by,
             "seen_inputs": [observed.input_text] if observed.input_text else [],
         }
+
+    def _ids_in(self, call: ModelCall) -> set[str]:
+        """The session's call ids in a model input; the last few remembered, since the
+        next call usually continues this one and asks again."""
+        found = self._ids_memo.get(call.span.span_id)
+        if found is None:
+            found = self._ids_memo[call.span.span_id] = self.call_ids.find(call.input_text)
+            if len(self._ids_memo) > 4:
+                del self._ids_memo[next(iter(self._ids_memo))]
+        return found
 
     def _model_call(self, observed: ModelCall) -> None:
         span = observed.span
