@@ -68,10 +68,26 @@ class MetricsSettings(BaseModel):
 
 
 class TaxonomyRule(_Strict):
+    """One ``[[taxonomy]]`` rule: every condition given must hold (docs/taxonomy.md)."""
+
     category: str
     metric: str | None = None
     kind: str | None = None
     name: str | None = None
+    # A regular expression searched in the failed metric's explanation (case-sensitive
+    # unless it starts with ``(?i)``); checked when the configuration is loaded.
+    explanation: str | None = None
+
+    @model_validator(mode="after")
+    def _pattern_compiles(self) -> TaxonomyRule:
+        if self.explanation is not None:
+            try:
+                re.compile(self.explanation)
+            except re.error as exc:
+                raise ValueError(
+                    f"explanation: not a regular expression ({exc}): {self.explanation!r}"
+                ) from exc
+        return self
 
 
 class AssemblySettings(_Strict):
@@ -224,12 +240,85 @@ def load_config(path: Path | None = None, overrides: list[str] | None = None) ->
     >>> load_config(overrides=["matching.pass_threshold=0.5"]).matching.pass_threshold
     0.5
     """
-    data: dict[str, Any] = {}
-    if path is not None:
-        try:
-            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    data = read_toml(path) if path is not None else {}
     for item in overrides or []:
         apply_override(data, item)
     return validate_config(data)
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file's tables; invalid TOML is a ``ConfigError`` naming the file."""
+    try:
+        return tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+
+
+# Where an effective setting came from, as ``aem config show`` prints it.
+SOURCE_DEFAULT, SOURCE_FILE, SOURCE_SET = "default", "file", "--set"
+
+
+def config_sources(
+    path: Path | None = None, overrides: list[str] | None = None
+) -> list[tuple[str, Any, str]]:
+    """Every effective setting as ``(TOML key, value, source)``, sources being
+    ``default``, ``file`` or ``--set`` — so a user can see which threshold judged a run
+    without reading the defaults in the source.
+
+    Each metric's table is shown in full (its settings model's defaults filled in),
+    because that is what the metric runs with.
+
+    >>> rows = config_sources(overrides=["matching.pass_threshold=0.5"])
+    >>> [r for r in rows if r[0] == "matching.pass_threshold"]
+    [('matching.pass_threshold', 0.5, '--set')]
+    """
+    file_data = read_toml(path) if path is not None else {}
+    set_data: dict[str, Any] = {}
+    for item in overrides or []:
+        apply_override(set_data, item)
+    config = load_config(path, overrides)
+    effective = config.model_dump(mode="json")
+    effective["metrics"] = _metric_tables(config)
+    rows = []
+    for keys, value in _leaves(effective, ()):
+        if _holds(set_data, keys):
+            source = SOURCE_SET
+        elif _holds(file_data, keys):
+            source = SOURCE_FILE
+        else:
+            source = SOURCE_DEFAULT
+        rows.append((dotted_key(keys), value, source))
+    return rows
+
+
+def _metric_tables(config: AemConfig) -> dict[str, Any]:
+    """``disabled``, ``plugins`` and every registered metric's full settings table."""
+    from aem.metrics.registry import registered_metrics
+
+    tables: dict[str, Any] = {
+        "disabled": list(config.metrics.disabled),
+        "plugins": list(config.metrics.plugins),
+    }
+    for spec in registered_metrics(config.metrics.plugins):
+        raw = config.metrics.tables.get(spec.name, {})
+        tables[spec.name] = spec.settings_model.model_validate(raw).model_dump(mode="json")
+    return tables
+
+
+def _leaves(node: Any, keys: tuple[Any, ...]) -> Iterable[tuple[tuple[Any, ...], Any]]:
+    """Key paths to scalar or list values; an empty table is a leaf of its own."""
+    if isinstance(node, dict) and node:
+        for key, child in node.items():
+            yield from _leaves(child, (*keys, key))
+    else:
+        yield keys, node
+
+
+def _holds(data: dict[str, Any], keys: tuple[Any, ...]) -> bool:
+    """Whether raw configuration ``data`` sets ``keys`` (or a table containing them)."""
+    node: Any = data
+    for key in keys:
+        if not isinstance(node, dict) or key not in node:
+            return False
+        node = node[key]
+    return True

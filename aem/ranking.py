@@ -7,28 +7,100 @@ the same failure forty times, and two runs can be diffed signature by signature.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from pathlib import Path
 
-from aem.config import TaxonomyRule
+from pydantic import ValidationError
+
+from aem.config import ConfigError, TaxonomyRule, config_error, read_toml
 from aem.model import RankedRootCause, SessionReport
 
 
-def categorize(metric: str, kind: str, name: str, rules: Sequence[TaxonomyRule]) -> str | None:
-    """The first taxonomy rule that matches decides the category (deterministic).
+def categorize(
+    metric: str,
+    kind: str,
+    name: str,
+    rules: Sequence[TaxonomyRule],
+    *,
+    explanation: str | None = None,
+) -> str | None:
+    """The first taxonomy rule that matches decides the category (deterministic: rules
+    are tried in file order and read nothing but these arguments, so the same failure
+    lands in the same category in every run, whatever order the sessions came in).
 
-    >>> rules = [TaxonomyRule(category="x", metric="tool_choice")]
+    A rule with an ``explanation`` pattern matches only when the failed metric's
+    explanation is given and the pattern is found in it (``re.search``).
+
+    >>> rules = [
+    ...     TaxonomyRule(category="quota", explanation="(?i)rate.?limit"),
+    ...     TaxonomyRule(category="x", metric="tool_choice"),
+    ... ]
     >>> categorize("tool_choice", "tool_call", "book", rules)
     'x'
+    >>> categorize("tool_execution", "tool_call", "book", rules, explanation="Rate limit hit")
+    'quota'
     """
     for rule in rules:
         if (
             (rule.metric is None or rule.metric == metric)
             and (rule.kind is None or rule.kind == kind)
             and (rule.name is None or rule.name == name)
+            and (rule.explanation is None or _found(rule.explanation, explanation))
         ):
             return rule.category
     return None
+
+
+@lru_cache(maxsize=256)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def _found(pattern: str, explanation: str | None) -> bool:
+    return explanation is not None and _compiled(pattern).search(explanation) is not None
+
+
+def load_taxonomy(path: Path) -> list[TaxonomyRule]:
+    """The ``[[taxonomy]]`` rules of a TOML file (``aem audit --taxonomy``, the file
+    ``aem taxonomy suggest`` writes); any other table in it is an error, so a rules file
+    cannot silently carry settings."""
+    data = read_toml(path)
+    extra = sorted(set(data) - {"taxonomy"})
+    if extra:
+        raise ConfigError(f"{path}: {extra[0]}: a taxonomy file holds only [[taxonomy]] rules")
+    return _rules(data.get("taxonomy", []), path)
+
+
+def _rules(raw: object, path: Path) -> list[TaxonomyRule]:
+    if not isinstance(raw, list):
+        raise ConfigError(f"{path}: taxonomy: expected [[taxonomy]] tables")
+    try:
+        return [TaxonomyRule.model_validate(item) for item in raw]
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: {config_error(exc, ('taxonomy',), TaxonomyRule)}") from exc
+
+
+def category_shares(ranking: Iterable[RankedRootCause]) -> list[tuple[str | None, int, float]]:
+    """``(category, root causes, share of all root causes)``, largest first — what
+    "60 % of failures fall in one category" is read from. Counted as session hits of
+    ranked signatures, so it agrees with the ranking it summarises.
+
+    >>> items = [RankedRootCause(signature="a", metric="m", kind="k", name="n",
+    ...     category="quota", sessions=3, share=0.5, examples=[]),
+    ...     RankedRootCause(signature="b", metric="m", kind="k", name="o",
+    ...     category=None, sessions=1, share=0.1, examples=[])]
+    >>> category_shares(items)
+    [('quota', 3, 0.75), (None, 1, 0.25)]
+    """
+    counts: dict[str | None, int] = defaultdict(int)
+    for item in ranking:
+        counts[item.category] += item.sessions
+    total = sum(counts.values()) or 1
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0] is None, kv[0] or ""))
+    return [(category, n, round(n / total, 4)) for category, n in ordered]
 
 
 def signature(metric: str, kind: str, name: str, category: str | None) -> str:

@@ -1,0 +1,199 @@
+"""``aem audit``: trace files in, the terminal view (or JSON, HTML) out, an exit code.
+
+Exit codes: 0 no root causes; 1 root causes found; 2 bad usage or unreadable input
+(missing path, invalid cases/config, nothing readable), or no root cause found but a
+session could not be evaluated (a clean verdict on sessions nobody evaluated is a lie).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from aem.audit import DEFAULT_MAX_RECORD_BYTES, AuditProgress, audit_paths
+from aem.cases import CasesError, load_cases
+from aem.cli.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_ROOT_CAUSES, err_console, fail
+from aem.config import load_config
+from aem.engines import EngineError
+from aem.engines.commands import Engine, EngineOption, WorkersOption, audit_on_ray, local_workers
+from aem.gates import apply_gates, gate_exit_code, parse_gates
+from aem.model import AuditReport, ClosedSession
+from aem.ranking import load_taxonomy
+from aem.report.gate_view import render_gates
+from aem.report.terminal import render
+from aem.scorecards.commands import (
+    ScorecardOption,
+    StoreOption,
+    audit_scorer,
+    print_totals,
+    report_with_totals,
+)
+
+MaxRecordBytesOption = Annotated[
+    int, typer.Option(min=1024, help="a longer record (line, document) is reported and skipped")
+]
+PathsArgument = Annotated[
+    list[str],
+    typer.Argument(help="trace files, directories, or - for stdin", metavar="PATH"),
+]
+CasesOption = Annotated[Path | None, typer.Option(help="cases file (JSONL or YAML)")]
+ConfigOption = Annotated[Path | None, typer.Option(help="configuration file (TOML)")]
+SetOption = Annotated[
+    list[str] | None,
+    typer.Option("--set", metavar="KEY=VALUE", help="override a setting: key.path=value"),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="print the JSON report to stdout")]
+HtmlOption = Annotated[
+    Path | None, typer.Option(help="also write the HTML report here (one self-contained file)")
+]
+TaxonomyOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="[[taxonomy]] rules file (TOML) naming failure categories; replaces the "
+        "config's rules (docs/taxonomy.md)"
+    ),
+]
+ProgressOption = Annotated[
+    bool | None,
+    typer.Option("--progress/--no-progress", help="progress bar (default: on a terminal)"),
+]
+
+GateOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--gate",
+        metavar="METRIC=THRESHOLD",
+        help="run gate, e.g. groundedness=0.85: the share of cases that passed; below it "
+        "the exit code is 1, at or above it 0 (root causes then do not set the exit code)",
+    ),
+]
+
+
+def audit(
+    paths: PathsArgument,
+    cases: CasesOption = None,
+    config: ConfigOption = None,
+    set_: SetOption = None,
+    taxonomy: TaxonomyOption = None,
+    json_: JsonOption = False,
+    out: Annotated[Path | None, typer.Option(help="also write the JSON report here")] = None,
+    html: HtmlOption = None,
+    summary: Annotated[bool, typer.Option(help="only the ranking, no per-session tables")] = False,
+    progress: ProgressOption = None,
+    scorecard: ScorecardOption = None,
+    store: StoreOption = None,
+    max_record_bytes: MaxRecordBytesOption = DEFAULT_MAX_RECORD_BYTES,
+    gate: GateOption = None,
+    workers: WorkersOption = None,
+    engine: EngineOption = Engine.LOCAL,
+) -> None:
+    """Evaluate every session in OTLP trace files; print turns, labels and root causes.
+
+    Exit code 0: no root causes; 1: root causes found; 2: bad input or configuration.
+    """
+    missing = [p for p in paths if p != "-" and not Path(p).exists()]
+    if missing:
+        fail(f"no such file or directory: {', '.join(missing)}")
+    try:
+        settings = load_config(config, set_ or [])
+        if taxonomy is not None:
+            settings.taxonomy = load_taxonomy(taxonomy)
+        case_map = load_cases(cases) if cases else {}
+        scorer = audit_scorer(scorecard, store) if scorecard else None
+        gates = parse_gates(gate or [], settings)
+    except (CasesError, ValueError, OSError) as exc:
+        fail(exc)
+    report = _run_audit(
+        engine,
+        workers,
+        paths,
+        progress if progress is not None else sys.stderr.isatty() and not json_,
+        cases=case_map,
+        config=settings,
+        on_closed=scorer,
+        max_record_bytes=max_record_bytes,
+    )
+    apply_gates(report, gates, case_map)
+    _write_files(report, out, html)
+    if json_:
+        sys.stdout.write(report_with_totals(report.model_dump_json(indent=2), scorer) + "\n")
+    else:
+        render(report, Console(), sessions=not summary)
+        print_totals(scorer, Console())
+        render_gates(report.gates, Console())
+    raise typer.Exit(gate_exit_code(report) if gates else exit_code(report))
+
+
+def _write_files(report: AuditReport, out: Path | None, html: Path | None) -> None:
+    """The JSON report and the HTML report, each when asked for."""
+    if out is not None:
+        out.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    if html is not None:
+        from aem.report.html import render_report, write_html
+
+        write_html(render_report(report), html)
+
+
+def exit_code(report: AuditReport) -> int:
+    """The exit code of ``aem audit`` (module docstring), saying on stderr why it is 2."""
+    err = err_console()
+    if report.spans_read == 0:
+        err.print("[red]error:[/] no spans could be read from the input")
+        return EXIT_BAD_INPUT
+    if report.sessions_with_root_cause:
+        return EXIT_ROOT_CAUSES
+    failed = sum(1 for issue in report.issues if issue.kind == "evaluation_error")
+    if failed:  # "no root causes" would be a verdict on sessions that were not evaluated
+        err.print(f"[red]error:[/] {failed} session(s) could not be evaluated")
+        return EXIT_BAD_INPUT
+    return EXIT_OK
+
+
+def _run_audit(
+    engine: Engine, workers: int | None, paths: list[str], show_progress: bool, **options: Any
+) -> AuditReport:
+    """The audit on the engine ``--engine`` names, with ``--workers`` of it."""
+    if engine is Engine.LOCAL:
+        return _read_with_progress(paths, show_progress, workers=local_workers(workers), **options)
+    try:
+        return audit_on_ray(paths, workers, show_progress, **options)
+    except EngineError as exc:
+        fail(exc)
+
+
+def _read_with_progress(
+    paths: list[str],
+    show_progress: bool,
+    *,
+    on_closed: Callable[[ClosedSession], None] | None,
+    **options: Any,
+) -> AuditReport:
+    """Run the audit behind a progress bar on stderr (disabled unless ``show_progress``)."""
+    err = Console(stderr=True, force_terminal=True if show_progress else None)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=not show_progress,
+        transient=False,
+    ) as bar:
+        task = bar.add_task("reading", total=None)
+
+        def on_file(path: str, number: int, total: int) -> None:
+            bar.update(
+                task, total=total, completed=number - 1, description=f"reading {Path(path).name}"
+            )
+
+        report = audit_paths(
+            paths, progress=AuditProgress(on_file_start=on_file), on_closed=on_closed, **options
+        )
+        bar.update(task, completed=bar.tasks[0].total or 0, description="read")
+    return report

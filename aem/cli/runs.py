@@ -1,0 +1,80 @@
+"""Commands over finished runs: ``aem diff``, ``aem report`` and ``aem calibrate``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from aem.cli.audit import ConfigOption, SetOption
+from aem.cli.errors import fail
+from aem.config import load_config
+
+
+def calibrate(
+    pairs: Annotated[Path, typer.Argument(help="labelled pairs: JSONL {a, b, same} or CSV")],
+    config: ConfigOption = None,
+    set_: SetOption = None,
+) -> None:
+    """Per threshold: false-match and false-mismatch rates, and the threshold that balances them."""
+    from aem.compare import SemanticComparator
+    from aem.compare.calibrate import calibrate as run_calibration
+    from aem.compare.calibrate import read_pairs, render_calibration
+
+    try:
+        settings = load_config(config, set_ or [])
+        labelled = read_pairs(pairs)
+    except (ValueError, OSError) as exc:
+        fail(exc)
+    result = run_calibration(labelled, SemanticComparator(settings.compare))
+    render_calibration(result, Console())
+
+
+def diff(
+    before: Annotated[Path, typer.Argument(help="JSON report of the earlier run")],
+    after: Annotated[Path, typer.Argument(help="JSON report of the later run")],
+    json_: Annotated[bool, typer.Option("--json", help="print the diff as JSON")] = False,
+    html: Annotated[
+        Path | None, typer.Option(help="also write the HTML report in compare mode here")
+    ] = None,
+) -> None:
+    """Compare two runs: root causes that disappeared or appeared, flagged turns gone.
+
+    Exit code 1 when a root cause appeared or a session started failing, else 0.
+    """
+    from aem.diff import diff_runs, load_report
+    from aem.report.terminal import render_diff
+
+    try:
+        earlier, later = load_report(before), load_report(after)
+        result = diff_runs(earlier, later)
+    except (OSError, ValueError) as exc:
+        fail(exc)
+    if html is not None:
+        from aem.report.html import render_compare, write_html
+
+        write_html(render_compare(earlier, later), html)
+    if json_:
+        sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+    else:
+        render_diff(result, Console())
+    raise typer.Exit(1 if result.appeared or result.sessions_broken else 0)
+
+
+def report(
+    report_json: Annotated[Path, typer.Argument(help="JSON report (aem audit --out)")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="HTML file to write")],
+) -> None:
+    """Turn a JSON report into the HTML report: one self-contained file, no server."""
+    from aem.diff import load_report
+    from aem.report.html import render_report, write_html
+
+    try:
+        loaded = load_report(report_json)
+    except (OSError, ValueError) as exc:
+        fail(exc)
+    write_html(render_report(loaded, title=f"AEM report: {report_json.name}"), output)
+    Console(stderr=True).print(f"wrote {output}")
