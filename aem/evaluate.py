@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import networkx as nx
+
 from aem.cases import Case
 from aem.config import AemConfig
 from aem.graph import attach_graph
@@ -30,6 +32,8 @@ from aem.model import (
 )
 from aem.propagation import propagate_failures
 from aem.ranking import categorize, rank_root_causes, signature
+from collectors.sessions.repair import public_span_id
+from collectors.sessions.turns import session_turn
 
 
 class Evaluator:
@@ -65,12 +69,13 @@ class Evaluator:
             session = self.build(session)
         graph = session.graph if session.graph is not None else attach_graph(session)
         case = self.cases.get(session.session_id)
+        _add_session_turn(session, case, graph)
         context = MetricContext(
             session=session, case=case, config=self.config, comparator_factory=self.comparator
         )
         by_turn = self._run_metrics(context)
         # Only a cause's failure makes a root cause or propagates; an observation's failure
-        # is reported on its turn and nothing more.
+        # is reported on its turn and ranked apart, nothing more.
         observations = {m.name for m in self.metrics if role_of(m) == OBSERVATION}
         failed = {
             tid
@@ -78,23 +83,11 @@ class Evaluator:
             if any(r.outcome is Outcome.FAIL and r.name not in observations for r in results)
         }
         labels = propagate_failures(graph, failed)
-        verdicts: list[TurnVerdict] = []
-        root_causes: list[RootCause] = []
-        for turn in session.turns:
-            label, inherited = labels.get(turn.turn_id, (Label.OK, []))
-            verdict = TurnVerdict(
-                turn_id=turn.turn_id,
-                span_ids=turn.span_ids,
-                trace_id=turn.trace_id,
-                kind=turn.kind,
-                name=turn.name,
-                label=label,
-                inherited_from=inherited,
-                metrics=by_turn.get(turn.turn_id, []),
-            )
-            verdicts.append(verdict)
-            if label is Label.ROOT_CAUSE:
-                root_causes.append(self._root_cause(turn, verdict, observations))
+        verdicts = [
+            _verdict(turn, *labels.get(turn.turn_id, (Label.OK, [])), by_turn.get(turn.turn_id, []))
+            for turn in session.turns
+        ]
+        by_id = {t.turn_id: t for t in session.turns}
         return SessionReport(
             session_id=session.session_id,
             session_key=session.session_key,
@@ -103,8 +96,18 @@ class Evaluator:
             case_found=case is not None,
             cut=session.cut,
             turns=verdicts,
-            root_causes=root_causes,
+            root_causes=[
+                self._root_cause(by_id[v.turn_id], v, v.failed_metrics, observations)
+                for v in verdicts
+                if v.label is Label.ROOT_CAUSE
+            ],
             issues=session.issues,
+            unchecked_turns=sum(1 for v in verdicts if not is_checked(v)),
+            observations=[
+                self._root_cause(by_id[v.turn_id], v, noted, set())
+                for v in verdicts
+                if (noted := [m for m in v.failed_metrics if m in observations])
+            ],
         )
 
     def _run_metrics(self, context: MetricContext) -> dict[str, list[MetricResult]]:
@@ -128,19 +131,60 @@ class Evaluator:
                 by_turn.setdefault(item.turn_id, []).append(item)
         return by_turn
 
-    def _root_cause(self, turn: Turn, verdict: TurnVerdict, observations: set[str]) -> RootCause:
-        """A root-cause turn, named by its first failed cause metric."""
-        failed_metrics = [m for m in verdict.failed_metrics if m not in observations]
+    def _root_cause(
+        self, turn: Turn, verdict: TurnVerdict, failed: list[str], left_out: set[str]
+    ) -> RootCause:
+        """A flagged turn, named by its first failed metric outside ``left_out``."""
+        failed_metrics = [m for m in failed if m not in left_out]
         category = categorize(failed_metrics[0], turn.kind.value, turn.name, self.config.taxonomy)
         return RootCause(
             turn_id=turn.turn_id,
-            span_ids=turn.span_ids,
+            span_ids=verdict.span_ids,
             kind=turn.kind,
             name=turn.name,
             metrics=failed_metrics,
             category=category,
             signature=signature(failed_metrics[0], turn.kind.value, turn.name, category),
+            agent=turn.agent,
         )
+
+
+def is_checked(verdict: TurnVerdict) -> bool:
+    """Some metric passed or failed the turn; skips and errors alone check nothing."""
+    return any(m.outcome in (Outcome.PASS, Outcome.FAIL) for m in verdict.metrics)
+
+
+def _verdict(
+    turn: Turn, label: Label, inherited: list[str], metrics: list[MetricResult]
+) -> TurnVerdict:
+    """A turn's verdict, with span ids as the trace wrote them (a span id two traces of
+    the session share carries its trace as a suffix inside the session only)."""
+    for metric in metrics:
+        for item in metric.evidence:
+            if item.span_id is not None:
+                item.span_id = public_span_id(item.span_id)
+    return TurnVerdict(
+        turn_id=turn.turn_id,
+        span_ids=[public_span_id(s) for s in turn.span_ids],
+        trace_id=turn.trace_id,
+        kind=turn.kind,
+        name=turn.name,
+        label=label,
+        inherited_from=inherited,
+        agent=turn.agent,
+        metrics=metrics,
+    )
+
+
+def _add_session_turn(session: Session, case: Case | None, graph: nx.DiGraph) -> None:
+    """A case that expects calls of a session without a single turn still gets a verdict:
+    a session-level turn on the root span gives ``tool_choice`` somewhere to put it."""
+    if case is None or not case.expected_tool_calls or session.turns:
+        return
+    turn = session_turn(session)
+    if turn is not None:
+        session.turns.append(turn)
+        graph.add_node(turn.turn_id)
 
 
 def evaluate_session(
@@ -175,5 +219,8 @@ def build_report(
             total_spans_skipped=sum(i.spans_skipped for i in all_issues), by_kind=by_kind
         ),
         sessions_with_root_cause=sum(1 for r in sessions if r.root_causes),
+        observations=rank_root_causes(
+            r.model_copy(update={"root_causes": r.observations}) for r in sessions
+        ),
         spans_read=spans_read,
     )

@@ -92,6 +92,9 @@ class TurnKind(StrEnum):
     RETRIEVAL = "retrieval"
     ANSWER = "answer"
     AGENT = "agent"
+    # The session as a whole (span: the root), when the agent left no turn to point at
+    # and a verdict about the session (expected calls never made) still needs a place.
+    SESSION = "session"
 
 
 class ToolCall(BaseModel):
@@ -184,6 +187,9 @@ class TurnVerdict(BaseModel):
     name: str
     label: Label
     inherited_from: list[str] = Field(default_factory=list)
+    # The agent that acted (a group chat's speaker; for a tool call, the agent that made
+    # it) when the trace names one: "which agent failed" without reading the spans.
+    agent: str | None = None
     metrics: list[MetricResult] = Field(default_factory=list)
 
     @property
@@ -199,6 +205,7 @@ class RootCause(BaseModel):
     metrics: list[str]
     category: str | None = None
     signature: str
+    agent: str | None = None
 
 
 class SessionReport(BaseModel):
@@ -211,6 +218,12 @@ class SessionReport(BaseModel):
     turns: list[TurnVerdict] = Field(default_factory=list)
     root_causes: list[RootCause] = Field(default_factory=list)
     issues: list[InputIssue] = Field(default_factory=list)
+    # Turns on which no metric passed or failed (every one skipped): "ok" there means
+    # "nothing was checked", which a reader must be able to tell apart from a pass.
+    unchecked_turns: int = 0
+    # Failures of observation metrics (latency, cost …): reported and ranked like root
+    # causes, but never root causes and never propagated.
+    observations: list[RootCause] = Field(default_factory=list)
 
 
 class RankedRootCause(BaseModel):
@@ -236,6 +249,8 @@ class AuditReport(BaseModel):
     issues: list[InputIssue] = Field(default_factory=list)
     skipped: SkippedSummary = Field(default_factory=SkippedSummary)
     sessions_with_root_cause: int = 0
+    # Observation failures across sessions, ranked as root causes are (never among them).
+    observations: list[RankedRootCause] = Field(default_factory=list)
     spans_read: int = 0
     # The most sessions held open at once while reading: what bounds memory on big inputs.
     peak_open_sessions: int = 0

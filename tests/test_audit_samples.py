@@ -39,8 +39,12 @@ def test_parallel_tool_failure_is_the_only_root_cause(audit: tuple[int, dict]) -
     labels = {t["name"]: t["label"] for t in trip["turns"]}
     assert labels["get_hotels"] == "root_cause"
     assert labels["get_weather"] == labels["get_flights"] == "ok"  # siblings, not a chain
+    # The expected get_hotels call was attempted and rejected: the attempt is the root
+    # cause of the missing call too, not the answer that reports the failure.
     [cause] = trip["root_causes"]
-    assert cause["metrics"] == ["tool_execution"]
+    assert cause["metrics"] == ["tool_execution", "tool_choice"]
+    answer = next(t for t in trip["turns"] if t["kind"] == "answer")
+    assert not any(m["name"] == "tool_choice" for m in answer["metrics"])
 
 
 def test_sub_agent_failure_stays_in_its_branch(audit: tuple[int, dict]) -> None:

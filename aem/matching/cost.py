@@ -65,6 +65,10 @@ class CallRules:
         self.size = len(arguments)
 
 
+def _as_is(value: Any) -> Any:
+    return value
+
+
 def _fold(value: str) -> str:
     return " ".join(value.casefold().split())
 
@@ -72,11 +76,13 @@ def _fold(value: str) -> str:
 class ArgumentJudge:
     """Compares argument values: ``==`` and case/space folding first, then the comparator."""
 
-    __slots__ = ("comparator", "embed", "extra_keys")
+    __slots__ = ("comparator", "embed", "extra_keys", "parse")
 
     def __init__(self, comparator: SemanticComparator, settings: MatchSettings) -> None:
         self.comparator = comparator
         self.embed = settings.embed_text_arguments
+        # ``compare.parse_json_strings`` governs nested values here as in the comparator.
+        self.parse = maybe_json if comparator.settings.parse_json_strings else _as_is
         # Extra arguments allowed at the top level means extra keys allowed inside nested
         # objects too (a flight given with its origin as well as its number and date).
         self.extra_keys = settings.allow_extra_arguments
@@ -88,7 +94,7 @@ class ArgumentJudge:
             if isinstance(expected, str) and _fold(expected) == _fold(actual):
                 return True, ""
         if self.extra_keys:
-            nested = self._nested(maybe_json(expected), maybe_json(actual))
+            nested = self._nested(self.parse(expected), self.parse(actual))
             if nested is not None:
                 return nested
         result = self.comparator.compare(expected, actual, embed=self.embed)
@@ -123,7 +129,7 @@ class ArgumentJudge:
 
     def contains(self, expected: Any, actual: Any) -> tuple[bool, str]:
         """``actual`` holds every key / item of ``expected`` (items paired optimally)."""
-        expected, actual = maybe_json(expected), maybe_json(actual)
+        expected, actual = self.parse(expected), self.parse(actual)
         if isinstance(expected, Mapping) and isinstance(actual, Mapping):
             for key, value in expected.items():
                 if key not in actual:

@@ -38,8 +38,9 @@ class MatchSettings(BaseModel):
     argument_mismatch_cost: float = Field(
         default=1.0,
         gt=0.0,
-        description="assignment cost of one wrong, missing or unexpected argument; the "
-        "cost of pairing calls with different names is always prohibitive",
+        description="no effect (kept so existing configurations load): the pairing "
+        "objective is lexicographic — most fully right pairs, then fewest wrong arguments — "
+        "so scaling the cost of one wrong argument cannot change which calls pair",
     )
     count_failed_calls: bool = Field(
         default=False,

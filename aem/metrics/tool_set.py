@@ -16,12 +16,13 @@ Schema (``gen_ai.tool.definitions`` or the OpenInference equivalents) with
 from __future__ import annotations
 
 from collections.abc import Iterable
-
-import jsonschema
+from typing import Any
 
 from aem.cases import ExpectedToolCall
+from aem.matching.names import tool_key
 from aem.metrics.base import BaseMetric, MetricContext, NoSettings, result
 from aem.metrics.queries import SessionMatch
+from aem.metrics.tool_schema import UnusableSchema, usable_validator
 from aem.model import Evidence, MetricResult, Outcome, Turn
 
 TOOL_CHOICE = "tool_choice"
@@ -44,15 +45,25 @@ class ToolChoice(BaseMetric[NoSettings]):
             for turn in context.tool_turns:
                 yield result(TOOL_CHOICE, turn, Outcome.SKIP, "no expected_tool_calls in the case")
             return
+        settings = context.config.matching
         verdicts: dict[str, MetricResult] = {}
-        for verdict in (*_made(found), *_extra(found), *_misordered(found)):
+        for verdict in (
+            *_made(found),
+            *_extra(found, settings.extra_calls_fail),
+            *_misordered(found, settings.order_violations_fail),
+        ):
             verdicts[verdict.turn_id] = verdict
         for turn in context.tool_turns:
             if turn.turn_id not in verdicts:
                 verdicts[turn.turn_id] = _not_compared(context, turn)
+        attempts = _failed_attempts(context, found) if found.match.missing else {}
+        for turn, indexes in attempts.values():
+            verdicts[turn.turn_id] = _attempted(found, turn, indexes)
         yield from verdicts.values()
-        if found.match.missing and context.final_turn is not None:
-            yield _missing(context, found, context.final_turn)
+        tried = {i for _, indexes in attempts.values() for i in indexes}
+        never = [i for i in found.match.missing if i not in tried]
+        if never and context.final_turn is not None:
+            yield _missing(found, context.final_turn, never)
 
 
 def _made(found: SessionMatch) -> Iterable[MetricResult]:
@@ -69,24 +80,29 @@ def _made(found: SessionMatch) -> Iterable[MetricResult]:
         )
 
 
-def _extra(found: SessionMatch) -> Iterable[MetricResult]:
-    """A call no expected call pairs with (among ``match_tools``): fails where it was made."""
+def _extra(found: SessionMatch, fails: bool) -> Iterable[MetricResult]:
+    """A call no expected call pairs with (among ``match_tools``): fails where it was made,
+    unless ``matching.extra_calls_fail`` is off (then said, and passed)."""
     for index in found.match.extra:
         turn = found.turns[index]
+        why = (
+            f"unexpected call {turn.name}({turn.tool_call.arguments if turn.tool_call else ''})"
+            " — not among the expected calls"
+        )
         yield result(
             TOOL_CHOICE,
             turn,
-            Outcome.FAIL,
-            f"unexpected call {turn.name}({turn.tool_call.arguments if turn.tool_call else ''})"
-            " — not among the expected calls",
-            score=0.0,
+            Outcome.FAIL if fails else Outcome.PASS,
+            why if fails else f"{why}; allowed (matching.extra_calls_fail = false)",
+            score=0.0 if fails else 1.0,
             threshold=found.match.threshold,
             evidence=[Evidence(span_id=turn.span_ids[0], actual=turn.name)],
         )
 
 
-def _misordered(found: SessionMatch) -> Iterable[MetricResult]:
-    """A declared order pair made the other way round: fails the call made too early."""
+def _misordered(found: SessionMatch, fails: bool) -> Iterable[MetricResult]:
+    """A declared order pair made the other way round: fails the call made too early,
+    unless ``matching.order_violations_fail`` is off (then said, and passed)."""
     turns, kept = found.turns, found.kept
     for violation in found.match.misordered:
         turn = turns[violation.actual_after]
@@ -99,9 +115,9 @@ def _misordered(found: SessionMatch) -> Iterable[MetricResult]:
         yield result(
             TOOL_CHOICE,
             turn,
-            Outcome.FAIL,
-            why,
-            score=0.0,
+            Outcome.FAIL if fails else Outcome.PASS,
+            why if fails else f"{why}; allowed (matching.order_violations_fail = false)",
+            score=0.0 if fails else 1.0,
             threshold=found.match.threshold,
             evidence=[Evidence(span_id=turn.span_ids[0], detail=why)],
         )
@@ -119,26 +135,72 @@ def _not_compared(context: MetricContext, turn: Turn) -> MetricResult:
     return result(TOOL_CHOICE, turn, Outcome.SKIP, reason)
 
 
-def _missing(context: MetricContext, found: SessionMatch, final: Turn) -> MetricResult:
-    """Expected calls never made: the task was left incomplete where the session ended."""
+def _failed_attempts(
+    context: MetricContext, found: SessionMatch
+) -> dict[str, tuple[Turn, list[int]]]:
+    """Missing expected calls the agent attempted and the tool rejected: by the attempt.
+
+    Why: the attempt is where the task broke (``tool_execution`` fails it); the answer
+    that then honestly reports the failure did nothing wrong. Each missing call goes to
+    the last rejected call of the same tool (names compared by ``tool_key``) — the one
+    the agent gave up on.
+    """
+    attempts: dict[str, tuple[Turn, list[int]]] = {}
+    failed = [t for t in context.tool_turns if t.tool_call and t.tool_call.error]
+    for index in found.match.missing:
+        key = tool_key(found.expected_call(index).name)
+        tried = [t for t in failed if tool_key(t.name) == key]
+        if tried:
+            attempts.setdefault(tried[-1].turn_id, (tried[-1], []))[1].append(index)
+    return attempts
+
+
+def _attempted(found: SessionMatch, turn: Turn, indexes: list[int]) -> MetricResult:
+    """The expected call(s) this rejected attempt was meant to make were never made."""
+    calls = [found.expected_call(i) for i in indexes]
+    error = turn.tool_call.error if turn.tool_call else None
+    why = (
+        f"expected call(s) {', '.join(_describe(c) for c in calls)} attempted here and "
+        f"rejected ({error}); never made successfully"
+    )
+    where = turn.span_ids[0]
+    return _unmade(found, turn, why, 0.0, calls, where)
+
+
+def _missing(found: SessionMatch, final: Turn, indexes: list[int]) -> MetricResult:
+    """Expected calls never made nor attempted: the task was left incomplete where the
+    session ended."""
     match = found.match
-    missing = [found.expected_call(i) for i in match.missing]
-    missing_names = {call.name for call in missing}
-    attempted = [
-        f"{t.name} at {t.turn_id}"
-        for t in context.tool_turns
-        if t.tool_call and t.tool_call.error and t.name in missing_names
-    ]
-    note = f"; attempted but failed: {', '.join(attempted)}" if attempted else ""
+    calls = [found.expected_call(i) for i in indexes]
+    why = (
+        f"session ended without expected call(s): {', '.join(_describe(c) for c in calls)} "
+        f"(matched {match.score:.0%} of expected, threshold {match.threshold:.0%})"
+    )
+    return _unmade(found, final, why, match.score, calls, None)
+
+
+def _unmade(
+    found: SessionMatch,
+    turn: Turn,
+    why: str,
+    score: float,
+    calls: list[ExpectedToolCall],
+    span_id: str | None,
+) -> MetricResult:
+    """Expected calls not made fail ``turn`` — unless the share of expected calls matched
+    still reaches ``matching.pass_threshold`` (then said, and passed)."""
+    passed = found.match.score >= found.match.threshold
     return result(
         TOOL_CHOICE,
-        final,
-        Outcome.FAIL,
-        f"session ended without expected call(s): {', '.join(_describe(c) for c in missing)} "
-        f"(matched {match.score:.0%} of expected, threshold {match.threshold:.0%}){note}",
-        score=match.score,
-        threshold=match.threshold,
-        evidence=[Evidence(field="expected_tool_calls", expected=c.model_dump()) for c in missing],
+        turn,
+        Outcome.PASS if passed else Outcome.FAIL,
+        f"{why}; enough matched (matching.pass_threshold)" if passed else why,
+        score=score,
+        threshold=found.match.threshold,
+        evidence=[
+            Evidence(span_id=span_id, field="expected_tool_calls", expected=c.model_dump())
+            for c in calls
+        ],
     )
 
 
@@ -149,11 +211,11 @@ class ArgumentValidity(BaseMetric[NoSettings]):
     precedence = 30
 
     def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:
-        schema_failures = dict(_schema_failures(context))
+        checks = _SchemaChecks(context.session.tool_definitions)
         found = context.tool_set_match
         verdicts = {v.turn_id: v for v in _argument_verdicts(found)} if found else {}
         for turn in context.tool_turns:
-            problem = schema_failures.get(turn.turn_id)
+            problem = checks.problem(turn)
             if problem is not None:
                 verdicts[turn.turn_id] = result(
                     ARGUMENT_VALIDITY,
@@ -164,7 +226,7 @@ class ArgumentValidity(BaseMetric[NoSettings]):
                     evidence=[Evidence(span_id=turn.span_ids[0], detail=problem)],
                 )
             elif turn.turn_id not in verdicts:
-                verdicts[turn.turn_id] = _schema_only(context, turn)
+                verdicts[turn.turn_id] = checks.schema_only(turn)
         yield from verdicts.values()
 
 
@@ -207,42 +269,66 @@ def _argument_verdicts(found: SessionMatch) -> Iterable[MetricResult]:
         )
 
 
-def _schema_only(context: MetricContext, turn: Turn) -> MetricResult:
-    """No expected call to compare with: the declared schema, if any, is the judge."""
-    if turn.name in context.session.tool_definitions:
-        return result(
-            ARGUMENT_VALIDITY,
-            turn,
-            Outcome.PASS,
-            f"{turn.name} arguments satisfy the declared JSON Schema",
-            score=1.0,
-        )
-    return result(
-        ARGUMENT_VALIDITY,
-        turn,
-        Outcome.SKIP,
-        "no expected call and no declared schema to check against",
-    )
+class _SchemaChecks:
+    """Each declared schema made usable once per tool (``aem.metrics.tool_schema``).
 
+    A schema that stays unusable is said once, on the tool's first call ("schema
+    unusable: …"), and its check skipped on every call: one bad declaration must not
+    turn into an error on every turn.
+    """
 
-def _schema_failures(context: MetricContext) -> Iterable[tuple[str, str]]:
-    definitions = context.session.tool_definitions
-    for turn in context.tool_turns:
+    def __init__(self, definitions: dict[str, Any]) -> None:
+        self.definitions = definitions
+        self.validators: dict[str, Any] = {}
+        self.unusable: dict[str, str] = {}
+        self.said: dict[str, str] = {}
+
+    def _validator(self, name: str) -> Any:
+        if name not in self.validators and name not in self.unusable:
+            try:
+                self.validators[name] = usable_validator(self.definitions[name])
+            except UnusableSchema as exc:
+                self.unusable[name] = str(exc)
+        return self.validators.get(name)
+
+    def problem(self, turn: Turn) -> str | None:
+        """What is wrong with the call's arguments by the declared schema, if anything."""
         call = turn.tool_call
-        schema = definitions.get(turn.name)
-        if call is None or not isinstance(schema, dict):
-            continue
+        if call is None or turn.name not in self.definitions:
+            return None
+        validator = self._validator(turn.name)
+        if validator is None:
+            return None
         arguments = call.arguments if call.arguments is not None else {}
-        try:
-            validator = jsonschema.validators.validator_for(schema)(schema)
-            errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
-        except jsonschema.SchemaError as exc:
-            yield turn.turn_id, f"the declared schema itself is invalid: {exc.message}"
-            continue
-        if errors:
-            yield (
-                turn.turn_id,
-                "; ".join(
-                    f"{'/'.join(map(str, e.path)) or '(root)'}: {e.message}" for e in errors[:3]
-                ),
+        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
+        if not errors:
+            return None
+        return "; ".join(
+            f"{'/'.join(map(str, e.path)) or '(root)'}: {e.message}" for e in errors[:3]
+        )
+
+    def schema_only(self, turn: Turn) -> MetricResult:
+        """No expected call to compare with: the declared schema, if usable, is the judge."""
+        if turn.name not in self.definitions:
+            return result(
+                ARGUMENT_VALIDITY,
+                turn,
+                Outcome.SKIP,
+                "no expected call and no declared schema to check against",
             )
+        why = self.unusable.get(turn.name)
+        if why is None:
+            return result(
+                ARGUMENT_VALIDITY,
+                turn,
+                Outcome.PASS,
+                f"{turn.name} arguments satisfy the declared JSON Schema",
+                score=1.0,
+            )
+        first = self.said.setdefault(turn.name, turn.turn_id)
+        text = (
+            f"schema unusable: {why}; the schema check of {turn.name} is skipped"
+            if first == turn.turn_id
+            else f"schema of {turn.name} unusable (said at {first}); not checked"
+        )
+        return result(ARGUMENT_VALIDITY, turn, Outcome.SKIP, text)

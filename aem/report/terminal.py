@@ -14,7 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 from aem.diff import RunDiff
-from aem.model import AuditReport, Label, Outcome, SessionReport
+from aem.evaluate import is_checked
+from aem.model import AuditReport, Label, Outcome, SessionReport, TurnVerdict
 
 # C0 and C1 control characters (ESC starts every terminal escape sequence, BEL ends the
 # OSC ones) and the bidirectional overrides that reorder what a line seems to say. Line
@@ -57,7 +58,7 @@ def session_table(report: SessionReport) -> Table:
     table.add_column("failed metrics", overflow="fold")
     for turn in report.turns:
         failed = [m for m in turn.metrics if m.outcome is Outcome.FAIL]
-        label = Text(turn.label.value, style=_LABEL_STYLE[turn.label])
+        label = _label(turn)
         if turn.inherited_from:
             label.append_text(safe(f" ← {', '.join(turn.inherited_from)}", style="dim"))
         table.add_row(
@@ -68,6 +69,15 @@ def session_table(report: SessionReport) -> Table:
             safe(", ".join(m.name for m in failed)),
         )
     return table
+
+
+def _label(turn: TurnVerdict) -> Text:
+    """The turn's label; an "ok" where every metric skipped reads as not checked (``–``
+    and the number of skips), so a pass and the absence of any check look different."""
+    if turn.label is Label.OK and not is_checked(turn):
+        skipped = sum(1 for m in turn.metrics if m.outcome is Outcome.SKIP)
+        return Text(f"– not checked ({skipped} skipped)", style="dim")
+    return Text(turn.label.value, style=_LABEL_STYLE[turn.label])
 
 
 def root_cause_reasons(report: SessionReport) -> list[Text]:
@@ -91,15 +101,19 @@ def _why(explanation: str, limit: int = 140) -> str:
     return explanation if len(explanation) <= limit else explanation[: limit - 1] + "…"
 
 
-def ranking_table(report: AuditReport) -> Table:
-    table = Table(title="root causes, ranked by sessions hit", title_justify="left")
+def ranking_table(report: AuditReport, *, observations: bool = False) -> Table:
+    """Root causes (or, with ``observations``, observation failures) by sessions hit."""
+    title = "observations (not root causes)" if observations else "root causes"
+    table = Table(title=f"{title}, ranked by sessions hit", title_justify="left")
     table.add_column("#", no_wrap=True)
     table.add_column("sessions", no_wrap=True)
     table.add_column("failed metric", overflow="fold")
     table.add_column("where (turn kind, name) · e.g.", overflow="fold")
     table.add_column("category", overflow="fold")
     total = len(report.sessions)
-    for position, item in enumerate(report.ranking, start=1):
+    for position, item in enumerate(
+        report.observations if observations else report.ranking, start=1
+    ):
         where = safe(f"{item.kind} {item.name}")
         if item.examples:
             example = item.examples[0]
@@ -123,10 +137,20 @@ def render(report: AuditReport, console: Console, *, sessions: bool = True) -> N
                 console.print(line)
             console.print()
     console.print(ranking_table(report))
+    if report.observations:
+        console.print(ranking_table(report, observations=True))
+    unchecked = sum(s.unchecked_turns for s in report.sessions)
     console.print(
         f"{len(report.sessions)} sessions, {report.sessions_with_root_cause} with a root cause, "
         f"{report.spans_read} spans read"
+        + (f", {unchecked} turns not checked" if unchecked else "")
     )
+    if report.sessions and not any(s.case_found for s in report.sessions):
+        console.print(
+            "[yellow]no case matched any session[/]: checks that need a case (expected "
+            "calls, facts, key points) did not run; case session_ids must equal the "
+            "sessions' ids"
+        )
     if report.skipped.by_kind:
         console.print(
             f"[yellow]input problems[/]: {report.skipped.total_spans_skipped} spans skipped; "

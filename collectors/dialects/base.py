@@ -52,6 +52,9 @@ class ModelCall:
     # Tool results visible in the input, by call id, where the dialect makes them cheap.
     tool_results: dict[str, str] = field(default_factory=dict)
     model: str | None = None
+    # The agent the span itself names as speaker (a group-chat member), when it does:
+    # it names the turn before the enclosing agent run does.
+    agent: str | None = None
     # For dialects that leave a large input unparsed (most sessions never need it): read
     # the user texts / fed-back tool results out of ``input_text`` only when asked.
     read_user_texts: Callable[[str], list[str]] | None = None

@@ -8,6 +8,7 @@ structured values. Session key: ``gen_ai.conversation.id``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from aem.model import SpanRecord
@@ -90,6 +91,7 @@ def _model_call(span: SpanRecord) -> ModelCall:
         tool_calls=calls,
         input_text=raw_input if isinstance(raw_input, str) else (as_text(raw_input) or ""),
         model=attributes.get("gen_ai.request.model") or attributes.get("gen_ai.response.model"),
+        agent=as_text(attributes.get("gen_ai.agent.name")),
         read_user_texts=user_texts,
         read_tool_results=tool_results,
     )
@@ -164,6 +166,62 @@ def tool_definitions(span: SpanRecord) -> dict[str, Any]:
     return out
 
 
+def _code_lines(arguments: Any) -> list[str]:
+    """Distinctive lines of the code a run executed (whitespace-normalised, ≥ 12 chars)."""
+    found: list[str] = []
+    stack = [arguments]
+    while stack and len(found) < 3:
+        node = stack.pop(0)
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, str) and ("\n" in node or len(node) >= 20):
+            lines = (" ".join(line.split()) for line in node.splitlines())
+            found.extend(line for line in lines if len(line) >= 12)
+    return found[:3]
+
+
+def link_code_runs(
+    observations: Mapping[str, Observation], spans: Mapping[str, SpanRecord]
+) -> None:
+    """A code-executing agent (AG2's terminal, Magentic-One's ComputerTerminal) runs the
+    code a message holds: the run is traced as ``execute_tool``, and no model output asks
+    for it (no tool-call part with its call id, or with its name when it has none). The
+    run is the execution of that message's code, so it is made that message's tool call:
+    a failed run is then the author's attempt, not an act of nobody. Linked only when
+    the message — the latest model call before the run under the same parent — contains
+    the code's first distinctive line.
+    """
+    del spans  # the parent link is on the spans the observations carry
+    model_calls = sorted(
+        (o for o in observations.values() if isinstance(o, ModelCall) and o.text),
+        key=lambda o: (o.span.end_unix_nano, o.span.start_unix_nano),
+    )
+    requests = [c for mc in model_calls for c in mc.tool_calls]
+    ids, names = {c.call_id for c in requests}, {c.name for c in requests}
+    for run in observations.values():
+        if not isinstance(run, ToolRun) or (
+            run.call_id in ids if run.call_id else run.name in names
+        ):
+            continue
+        lines = _code_lines(run.arguments)
+        before = [
+            mc
+            for mc in model_calls
+            if mc.span.end_unix_nano <= run.span.start_unix_nano
+            and mc.span.parent_span_id == run.span.parent_span_id
+        ]
+        if not lines or not before:
+            continue
+        author = before[-1]
+        if lines[0] in " ".join((author.text or "").split()):
+            run.call_id = run.call_id or f"code-run:{run.span.span_id}"
+            author.tool_calls.append(
+                ToolCallRequest(run.call_id, run.name, run.arguments, run.arguments_raw)
+            )
+
+
 class GenAIDialect(BaseDialect):
     """The OTel GenAI conventions; after OpenInference, whose spans may carry copies."""
 
@@ -190,6 +248,11 @@ class GenAIDialect(BaseDialect):
         if "gen_ai.tool.definitions" not in span.attributes:
             return {}
         return tool_definitions(span)
+
+    def repair(
+        self, observations: Mapping[str, Observation], spans: Mapping[str, SpanRecord]
+    ) -> None:
+        link_code_runs(observations, spans)
 
 
 dialect = GenAIDialect()

@@ -118,7 +118,30 @@ def _model_call(span: SpanRecord) -> ModelCall:
         user_texts=user_texts,
         tool_results=tool_results,
         model=attributes.get("llm.model_name"),
+        agent=as_text(attributes.get("agent.name")),
     )
+
+
+def unwrap_call_arguments(value: Any) -> Any:
+    """smolagents records a tool's Python call, ``{"args": [...], "kwargs": {...}}``, as
+    the TOOL span's input; the tool's arguments are the keyword arguments (and a lone
+    dict passed positionally, which smolagents itself spreads as keywords).
+
+    >>> unwrap_call_arguments({"args": [], "kwargs": {"query": "Paris"}})
+    {'query': 'Paris'}
+    >>> unwrap_call_arguments({"args": [{"query": "Paris"}], "kwargs": {}})
+    {'query': 'Paris'}
+    >>> unwrap_call_arguments({"args": ["Paris"], "kwargs": {"n": 2}})
+    {'n': 2, 'args': ['Paris']}
+    """
+    if not isinstance(value, dict) or not value or not set(value) <= {"args", "kwargs"}:
+        return value
+    args, kwargs = value.get("args") or [], value.get("kwargs") or {}
+    if not isinstance(args, list) or not isinstance(kwargs, dict):
+        return value
+    if len(args) == 1 and isinstance(args[0], dict):
+        return {**args[0], **kwargs}
+    return {**kwargs, "args": args} if args else dict(kwargs)
 
 
 def _tool_run(span: SpanRecord) -> ToolRun:
@@ -128,7 +151,7 @@ def _tool_run(span: SpanRecord) -> ToolRun:
         span,
         name=str(attributes.get("tool.name") or span.name),
         call_id=attributes.get("tool.id") or attributes.get("tool_call.id"),
-        arguments=parse_jsonish(raw_args),
+        arguments=unwrap_call_arguments(parse_jsonish(raw_args)),
         arguments_raw=as_text(raw_args),
         result_key="output.value",
     )

@@ -9,6 +9,15 @@ from __future__ import annotations
 from aem.model import InputIssue, SpanRecord
 
 
+def public_span_id(span_id: str) -> str:
+    """The span's own id, without the trace suffix a shared id gets inside a session.
+
+    >>> public_span_id("b7b47bb1c1138be7@a0bc578d53223230ac033a344fcc2d64")
+    'b7b47bb1c1138be7'
+    """
+    return span_id.partition("@")[0]
+
+
 def issue(kind: str, message: str, span: SpanRecord, session_id: str) -> InputIssue:
     """An input problem located at one span (file and line when it came from a file)."""
     return InputIssue(
@@ -25,7 +34,13 @@ def issue(kind: str, message: str, span: SpanRecord, session_id: str) -> InputIs
 def repair_span_tree(
     spans: list[SpanRecord], session_id: str
 ) -> tuple[list[SpanRecord], list[InputIssue]]:
-    """Drop duplicate span ids, detach orphans and break parent cycles — reporting each."""
+    """Drop duplicate spans, detach orphans and break parent cycles — reporting each.
+
+    A span is identified by (trace id, span id): OTLP promises span ids unique only
+    within a trace, and a replayed or re-ided trace repeats every span id of the
+    original. Two traces of one session sharing an id are both kept (see
+    :func:`_separate_shared_ids`); only a repeat inside one trace is a duplicate.
+    """
     issues: list[InputIssue] = []
     unique = _drop_duplicates(spans, session_id, issues)
     _detach_orphans(unique, session_id, issues)
@@ -36,19 +51,64 @@ def repair_span_tree(
 def _drop_duplicates(
     spans: list[SpanRecord], session_id: str, issues: list[InputIssue]
 ) -> dict[str, SpanRecord]:
-    """Spans by id, the first copy kept (exporters retry; a retried batch repeats ids)."""
-    unique: dict[str, SpanRecord] = {}
+    """Spans by session-unique id, the first copy of a (trace, span) pair kept (exporters
+    retry; a retried batch repeats ids)."""
+    kept: dict[tuple[str, str], SpanRecord] = {}
     for span in spans:
-        if span.span_id in unique:
+        if (span.trace_id, span.span_id) in kept:
             found = issue(
                 "duplicate_span",
-                f"span id {span.span_id} seen again; the first copy was kept",
+                f"span id {span.span_id} seen again in trace {span.trace_id}; "
+                "the first copy was kept",
                 span,
                 session_id,
             )
             found.spans_skipped = 1
             issues.append(found)
             continue
+        kept[span.trace_id, span.span_id] = span
+    return _separate_shared_ids(list(kept.values()), session_id, issues)
+
+
+def _separate_shared_ids(
+    spans: list[SpanRecord], session_id: str, issues: list[InputIssue]
+) -> dict[str, SpanRecord]:
+    """Spans by id; a span whose id a span of an earlier trace already holds is renamed
+    ``<span id>@<trace id>`` inside the session (and its children's parent links with it).
+
+    Why rename rather than key every later stage by the pair: session building and the
+    turn graph link spans by id. The report strips the suffix again
+    (:func:`public_span_id`): each turn names its trace, which tells the two apart.
+    """
+    owner: dict[str, str] = {}
+    for span in spans:
+        owner.setdefault(span.span_id, span.trace_id)
+    renamed: dict[tuple[str, str], str] = {
+        (s.trace_id, s.span_id): f"{s.span_id}@{s.trace_id}"
+        for s in spans
+        if owner[s.span_id] != s.trace_id
+    }
+    noted: set[str] = set()
+    unique: dict[str, SpanRecord] = {}
+    for span in spans:
+        parent = (span.trace_id, span.parent_span_id or "")
+        if parent in renamed:
+            span.parent_span_id = renamed[parent]
+        new_id = renamed.get((span.trace_id, span.span_id))
+        if new_id is not None:
+            if span.trace_id not in noted:
+                noted.add(span.trace_id)
+                issues.append(
+                    issue(
+                        "shared_span_id",
+                        f"trace {span.trace_id} reuses span ids of trace "
+                        f"{owner[span.span_id]} (e.g. {span.span_id}); both traces are kept, "
+                        "told apart by their trace ids",
+                        span,
+                        session_id,
+                    )
+                )
+            span.span_id = new_id
         unique[span.span_id] = span
     return unique
 

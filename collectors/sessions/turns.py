@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from aem.model import Document, SpanRecord, Turn, TurnKind
+from aem.model import Document, Session, SpanRecord, Turn, TurnKind
 from aem.textindex import PatternFinder
 from collectors.dialects.base import (
     ModelCall,
@@ -120,15 +120,18 @@ class TurnCutter:
     def _model_call(self, observed: ModelCall) -> None:
         span = observed.span
         link = self._links(observed)
-        name = self.contexts[span.span_id].agent or observed.model or span.name
+        # The speaker the span names itself (a group chat's member) before the agent
+        # run around it: otherwise every turn of a group chat bears the chat's name.
+        name = observed.agent or self.contexts[span.span_id].agent or observed.model or span.name
         if observed.text:
             kind = TurnKind.REASONING if observed.tool_calls else TurnKind.ANSWER
-            self._add(kind, name, [span.span_id], span, text=observed.text, **link)
+            turn = self._add(kind, name, [span.span_id], span, text=observed.text, **link)
+            turn.agent = observed.agent or turn.agent
         for request in observed.tool_calls:
             run = self.run_for_request.get(id(request))
             tool_call = to_tool_call(request, run, self.fed_back)
             span_ids = [run.span.span_id, span.span_id] if run else [span.span_id]
-            self._add(
+            turn = self._add(
                 TurnKind.TOOL_CALL,
                 request.name,
                 span_ids,
@@ -136,6 +139,7 @@ class TurnCutter:
                 tool_call=tool_call,
                 **link,
             )
+            turn.agent = observed.agent or turn.agent
             if request.call_id:
                 self._known_call_ids.setdefault(request.call_id, len(self._known_call_ids))
 
@@ -167,3 +171,25 @@ class TurnCutter:
             query=observed.query,
             documents=documents,
         )
+
+
+def session_turn(session: Session) -> Turn | None:
+    """The session as one turn (kind ``session``, span: the earliest root span).
+
+    For a verdict about the whole session when the agent left no turn at all (no model
+    call, no tool run); ``None`` when the session has no spans either.
+    """
+    roots = [s for s in session.spans if s.parent_span_id is None] or session.spans
+    if not roots:
+        return None
+    root = min(roots, key=lambda s: (s.start_unix_nano, s.span_id))
+    return Turn(
+        turn_id=f"t{len(session.turns) + 1}",
+        index=len(session.turns) + 1,
+        kind=TurnKind.SESSION,
+        name=root.name,
+        span_ids=[root.span_id],
+        trace_id=root.trace_id,
+        start_unix_nano=root.start_unix_nano,
+        end_unix_nano=root.end_unix_nano,
+    )

@@ -1,0 +1,143 @@
+"""Recovery means the same intent succeeded; blame the failed attempt, not the honest
+answer; a session with no turn at all still gets its verdict (traces from the real SDK)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from scripts.generate_sample_traces import Session
+from tests.agent_kit import (
+    GenAIAgent,
+    ToolCall,
+    ToolSpec,
+    message,
+    record,
+    text_part,
+    tool_messages,
+    write_cases,
+)
+from tests.conftest import run_audit, session
+
+QUOTE = ToolSpec("get_quote", "A freight quote from one carrier.", {"type": "object"})
+BOOK = ToolSpec("book_flight", "Book a flight.", {"type": "object"})
+
+
+def _retrying_agent(conversation: str, first: ToolCall, retry: ToolCall, answer: str):
+    """The agent calls, sees the failure, calls again, answers."""
+
+    def build(recording: Session) -> None:
+        agent = GenAIAgent(recording, conversation, "gpt-4o", [QUOTE])
+        question = [message("user", text_part("Get me a quote from ACME for 2026-03-01."))]
+        with agent.invoke_agent("broker", root=True):
+            said = agent.chat(question, calls=[first])
+            with agent.execute_tool(first):
+                pass
+            again = agent.chat([*question, said, *tool_messages([first])], calls=[retry])
+            with agent.execute_tool(retry):
+                pass
+            agent.chat([*question, said, again, *tool_messages([retry])], text=answer)
+
+    return build
+
+
+def _tool_execution(report: dict[str, Any], sid: str, turn_id: str) -> dict[str, Any]:
+    turn = next(t for t in session(report, sid)["turns"] if t["turn_id"] == turn_id)
+    return next(m for m in turn["metrics"] if m["name"] == "tool_execution")
+
+
+def test_a_quote_from_another_carrier_does_not_recover_the_failed_one(tmp_path: Path) -> None:
+    failed = ToolCall(
+        "c1",
+        "get_quote",
+        {"carrier": "ACME", "date": "2026-03-01"},
+        "",
+        TimeoutError("upstream timed out after 30 s"),
+    )
+    other = ToolCall("c2", "get_quote", {"carrier": "BOLT", "date": "2026-03-01"}, "120")
+    path = record(
+        tmp_path / "t.jsonl",
+        "q-other",
+        _retrying_agent("q-other", failed, other, "ACME is down; BOLT quotes 120."),
+    )
+    _, report, _ = run_audit(str(path))
+    verdict = _tool_execution(report, "q-other", "t1")
+    assert verdict["outcome"] == "fail" and "recovered" not in verdict["explanation"]
+    assert session(report, "q-other")["root_causes"][0]["turn_id"] == "t1"
+
+
+def test_a_renamed_retry_fixing_the_argument_the_error_names_recovers(tmp_path: Path) -> None:
+    failed = ToolCall(
+        "c1",
+        "get_quote",
+        {"carrier": "ACME", "date": "2026-02-30"},
+        "",
+        ValueError("date 2026-02-30 is not a valid date"),
+    )
+    # The same tool under a chat-template channel suffix, the date corrected.
+    retry = ToolCall(
+        "c2", "get_quote<|channel|>commentary", {"carrier": "ACME", "date": "2026-03-01"}, "95"
+    )
+    path = record(
+        tmp_path / "t.jsonl", "q-retry", _retrying_agent("q-retry", failed, retry, "ACME: 95.")
+    )
+    _, report, _ = run_audit(str(path))
+    verdict = _tool_execution(report, "q-retry", "t1")
+    assert verdict["outcome"] == "pass" and "recovered by t2" in verdict["explanation"]
+
+
+def _failed_booking(recording: Session) -> None:
+    agent = GenAIAgent(recording, "book-1", "gpt-4o", [BOOK])
+    question = [message("user", text_part("Book flight AF123 for me."))]
+    call = ToolCall("c1", "book_flight", {"flight": "AF123"}, "", ConnectionError("booking down"))
+    with agent.invoke_agent("travel", root=True):
+        said = agent.chat(question, calls=[call])
+        with agent.execute_tool(call):
+            pass
+        agent.chat(
+            [*question, said, *tool_messages([call])],
+            text="Sorry, I could not book AF123: the booking service is down.",
+        )
+
+
+def _expecting_a_booking(
+    tmp_path: Path, sid: str, build: Callable[[Session], None]
+) -> tuple[int, dict[str, Any]]:
+    """Record ``build`` as session ``sid`` and audit it with a case expecting a booking."""
+    path = record(tmp_path / "t.jsonl", sid, build)
+    expected = [{"name": "book_flight", "arguments": {"flight": "AF123"}}]
+    cases = write_cases(
+        tmp_path / "cases.jsonl", {"session_id": sid, "expected_tool_calls": expected}
+    )
+    code, report, _ = run_audit(str(path), "--cases", str(cases))
+    return code, session(report, sid)
+
+
+def test_the_failed_attempt_is_the_root_cause_not_the_honest_answer(tmp_path: Path) -> None:
+    code, booked = _expecting_a_booking(tmp_path, "book-1", _failed_booking)
+    [cause] = booked["root_causes"]
+    assert cause["turn_id"] == "t1" and cause["metrics"][:2] == ["tool_execution", "tool_choice"]
+    attempt = booked["turns"][0]
+    [choice] = [m for m in attempt["metrics"] if m["name"] == "tool_choice"]
+    assert "attempted here and rejected" in choice["explanation"] and code == 1
+    answer = booked["turns"][-1]
+    assert answer["label"] != "root_cause"
+    assert not any(m["name"] == "tool_choice" and m["outcome"] == "fail" for m in answer["metrics"])
+
+
+def test_a_session_without_a_single_turn_gets_a_session_level_verdict(tmp_path: Path) -> None:
+    def build(recording: Session) -> None:
+        agent = GenAIAgent(recording, "silent-1", "gpt-4o", [BOOK])
+        with agent.invoke_agent("travel", root=True):
+            pass  # the agent never reached a model call
+
+    code, silent = _expecting_a_booking(tmp_path, "silent-1", build)
+    [turn] = silent["turns"]
+    assert turn["kind"] == "session" and turn["label"] == "root_cause" and code == 1
+    assert turn["span_ids"] == [s for s in silent["root_causes"][0]["span_ids"]]
+    [choice] = [m for m in turn["metrics"] if m["name"] == "tool_choice"]
+    assert choice["outcome"] == "fail" and "book_flight" in choice["explanation"]
+    # Without a case expecting calls, no session turn is invented.
+    _, plain, _ = run_audit(str(tmp_path / "t.jsonl"))
+    assert session(plain, "silent-1")["turns"] == []
