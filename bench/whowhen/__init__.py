@@ -1,0 +1,1 @@
+"""Who&When failure attribution: which agent and which step AEM's earliest root cause names."""
