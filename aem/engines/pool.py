@@ -1,0 +1,170 @@
+"""``aem audit --workers N``: evaluate closed sessions in worker processes on this machine.
+
+Why this shape:
+
+* The reading process keeps reading and assembling; workers only evaluate. Sessions
+  cross the pipe packed (:mod:`aem.engines.compact`), a chunk of them per task, and the
+  chunk grows for cheap sessions (so the pipe's fixed cost stays small) while expensive
+  ones go one by one (so no worker idles at the end holding a queue of them).
+* Each worker builds its :class:`~aem.evaluate.Evaluator` on its first task of an audit;
+  the embedding model inside it loads only when a session compares text, once per worker.
+  Torch gets the worker's share of the cores, not all of them per worker.
+* Workers are forked from a forkserver, never from the caller: a caller that has already
+  used torch's thread pool (a test run, a notebook) cannot hand a worker a broken one. The
+  pool outlives one audit, so a process that audits many times pays torch's import once
+  per worker, not once per audit.
+* Outcomes are delivered in submission order, with the issue position recorded when the
+  chunk was submitted: the report is byte-identical to evaluating in this process.
+* In-flight chunks are bounded, so memory stays bounded when reading outruns evaluating.
+"""
+
+from __future__ import annotations
+
+import atexit
+import multiprocessing
+import pickle
+import time
+import uuid
+from collections import deque
+from collections.abc import Mapping
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import forkserver
+
+from aem.audit import Deliver, Outcome, evaluate_closed
+from aem.cases import Case
+from aem.config import AemConfig
+from aem.engines import available_cores
+from aem.engines.compact import pack_sessions, unpack_sessions
+from aem.evaluate import Evaluator
+from aem.model import ClosedSession
+
+# A chunk of sessions should keep a worker busy about this long: long enough that the
+# pipe's fixed cost (well under a millisecond) is noise, short enough to balance.
+_CHUNK_SECONDS = 0.05
+_MAX_CHUNK_SESSIONS = 64
+_IN_FLIGHT_PER_WORKER = 4
+# Imported once in the forkserver, so every worker forked from it starts with them.
+_PRELOAD = ["aem.engines.pool"]
+_PRELOAD_EMBEDDING = [*_PRELOAD, "sentence_transformers"]
+
+# In a worker process: the audit it is serving and that audit's evaluator.
+_JOB: tuple[str, Evaluator] | None = None
+# In the calling process: the pool, kept for the next audit with the same worker count.
+_POOL: tuple[int, ProcessPoolExecutor] | None = None
+
+
+def worker_config(config: AemConfig, workers: int) -> AemConfig:
+    """The configuration a worker evaluates with: torch gets this worker's share of the
+    cores unless the configuration names a thread count (N workers × all cores would
+    oversubscribe the machine and slow every one of them)."""
+    if config.compare.embedding_threads is not None:
+        return config
+    share = max(1, available_cores() // workers)
+    compare = config.compare.model_copy(update={"embedding_threads": share})
+    return config.model_copy(update={"compare": compare})
+
+
+def _evaluate_chunk(job_key: str, job: bytes, packed: bytes) -> tuple[bytes, float]:
+    """In a worker: evaluate a packed chunk; (pickled outcomes in order, seconds spent)."""
+    global _JOB
+    start = time.perf_counter()
+    if _JOB is None or _JOB[0] != job_key:
+        _JOB = None  # the previous audit's evaluator (and model) goes before the next loads
+        config, cases = pickle.loads(job)
+        _JOB = (job_key, Evaluator(config, cases))
+    evaluator = _JOB[1]
+    outcomes = [evaluate_closed(evaluator, session) for session in unpack_sessions(packed)]
+    return pickle.dumps(outcomes, protocol=pickle.HIGHEST_PROTOCOL), time.perf_counter() - start
+
+
+def shared_pool(workers: int, *, embeds: bool) -> ProcessPoolExecutor:
+    """The process-wide pool of ``workers`` processes, its forkserver started now.
+
+    When the audit compares text (``embeds``), the forkserver imports
+    sentence-transformers once, while this process reads on: each worker forked from it
+    then only loads the model's weights, instead of paying torch's import again."""
+    global _POOL
+    if _POOL is not None and _POOL[0] == workers:
+        return _POOL[1]
+    shutdown_pool()
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(_PRELOAD_EMBEDDING if embeds else _PRELOAD)
+    forkserver.ensure_running()
+    _POOL = (workers, ProcessPoolExecutor(max_workers=workers, mp_context=context))
+    return _POOL[1]
+
+
+def shutdown_pool() -> None:
+    """Stop the pool's workers (at exit, or before a pool of another size starts)."""
+    global _POOL
+    if _POOL is not None:
+        _POOL[1].shutdown(wait=True, cancel_futures=True)
+        _POOL = None
+
+
+atexit.register(shutdown_pool)
+
+
+class PoolEngine:
+    """Submits chunks of closed sessions to the pool and delivers outcomes in order."""
+
+    def __init__(
+        self,
+        workers: int,
+        config: AemConfig,
+        cases: Mapping[str, Case] | None,
+        deliver: Deliver,
+    ) -> None:
+        self.workers = workers
+        self.deliver = deliver
+        self._key = uuid.uuid4().hex
+        self._job = pickle.dumps(
+            (worker_config(config, workers), dict(cases or {})), protocol=pickle.HIGHEST_PROTOCOL
+        )
+        self._pool = shared_pool(workers, embeds=config.compare.embed_free_text)
+        self._pending: deque[tuple[Future[tuple[bytes, float]], int, int]] = deque()
+        self._sessions_done = 0
+        self._seconds_done = 0.0
+
+    def chunk_size(self) -> int:
+        """Sessions per chunk: one until timings say sessions are cheap, then enough of
+        them to fill about ``_CHUNK_SECONDS`` of a worker's time."""
+        if not self._sessions_done:
+            return 1
+        per_session = self._seconds_done / self._sessions_done
+        return max(1, min(_MAX_CHUNK_SESSIONS, int(_CHUNK_SECONDS / max(per_session, 1e-6))))
+
+    def submit(self, sessions: list[ClosedSession], position: int) -> None:
+        start = 0
+        while start < len(sessions):
+            chunk = sessions[start : start + self.chunk_size()]
+            start += len(chunk)
+            future = self._pool.submit(_evaluate_chunk, self._key, self._job, pack_sessions(chunk))
+            self._pending.append((future, position, len(chunk)))
+            while len(self._pending) > self.workers * _IN_FLIGHT_PER_WORKER:
+                self._collect_oldest()
+
+    def _collect_oldest(self) -> None:
+        future, position, count = self._pending.popleft()
+        try:
+            data, seconds = future.result()
+        except BrokenProcessPool as exc:  # a worker died (killed, out of memory)
+            shutdown_pool()
+            raise RuntimeError(f"a worker process of the audit died: {exc}") from exc
+        self._sessions_done += count
+        self._seconds_done += seconds
+        outcomes: list[Outcome] = pickle.loads(data)
+        for outcome in outcomes:
+            self.deliver(outcome, position)
+
+    def finish(self) -> None:
+        """Wait for every chunk still out and deliver its outcomes."""
+        while self._pending:
+            self._collect_oldest()
+
+    def close(self) -> None:
+        """On an error: chunks not yet started are cancelled; the pool stays usable."""
+        for future, _, _ in self._pending:
+            future.cancel()
+        self._pending.clear()

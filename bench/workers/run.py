@@ -1,0 +1,113 @@
+"""``aem audit --workers N`` scaling: sessions/s for 1 and N workers, as a ratio.
+
+Why two workloads: the tau-bench dev data compares text (the embedding model dominates:
+each worker loads it once, torch gets a share of the cores), and a generated one —
+copies of the same sessions under fresh trace and session ids, with
+``compare.embed_free_text=false`` — has no model at all, so what it measures is the
+pool's own cost (packing, the pipe, the reading process keeping up). Both rates come from
+the same run on the same machine, so the ratio is what counts; each figure is the best
+of ``--repeat`` timings (the machine is shared: the load average is printed with them).
+Run from the repository root::
+
+    python -m bench.workers.run [--repeat 2] [--copies 6] [--workers 2] [--skip-tau]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from aem.audit import audit_paths
+from aem.cases import load_cases
+from aem.config import AemConfig, load_config
+from aem.engines import available_cores
+
+HERE = Path(__file__).resolve()
+TAU = HERE.parents[3] / "shared" / "data" / "tau-bench-airline-dev"
+_TRACE_ID = re.compile(rb'"traceId":"[0-9a-fA-F]{8}')
+_CONVERSATION = b'conversation.id","value":{"stringValue":"'
+
+
+def unique_copies(source: Path, target: Path, copies: int) -> None:
+    """``copies`` copies of ``source``, each session under fresh trace and session ids."""
+    lines = source.read_bytes().splitlines()
+    with target.open("wb") as out:
+        for copy in range(copies):
+            tag = f"{copy:08x}".encode()
+            for line in lines:
+                line = _TRACE_ID.sub(b'"traceId":"' + tag, line)
+                out.write(line.replace(_CONVERSATION, _CONVERSATION + tag + b"-") + b"\n")
+
+
+def best_rate(
+    paths: list[str], workers: int, repeat: int, config: AemConfig, cases: dict | None
+) -> tuple[float, int, list[float]]:
+    """(best sessions/s, sessions, every timing in seconds) over ``repeat`` audits."""
+    timings: list[float] = []
+    sessions = 0
+    for _ in range(repeat):
+        start = time.perf_counter()
+        report = audit_paths(paths, cases=cases, config=config, workers=workers)
+        timings.append(time.perf_counter() - start)
+        sessions = len(report.sessions)
+    return sessions / min(timings), sessions, timings
+
+
+def measure(
+    name: str,
+    paths: list[str],
+    counts: list[int],
+    repeat: int,
+    config: AemConfig,
+    cases: dict | None,
+) -> None:
+    """One workload: a line per worker count, the ratio against the first count."""
+    base = None
+    for workers in counts:
+        rate, sessions, timings = best_rate(paths, workers, repeat, config, cases)
+        base = base or rate
+        spread = ", ".join(f"{t:.1f}" for t in timings)
+        print(
+            f"{name:<22} workers={workers}  {sessions:>4} sessions  {rate:8.2f} sessions/s  "
+            f"x{rate / base:.2f}  (timings s: {spread}; load {os.getloadavg()[0]:.1f})",
+            flush=True,
+        )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=2, help="timings per figure (best kept)")
+    parser.add_argument("--copies", type=int, default=6, help="copies in the generated load")
+    parser.add_argument("--workers", type=int, default=2, help="compared with 1 worker")
+    parser.add_argument("--skip-tau", action="store_true", help="only the generated workload")
+    args = parser.parse_args()
+    source = TAU / "traces.otlp.jsonl"
+    if not source.exists():
+        print(f"needs the tau-bench dev data at {TAU}", file=sys.stderr)
+        return 2
+    counts = [1, args.workers]
+    print(
+        f"cores: {available_cores()}, load average: {os.getloadavg()[0]:.1f}, best of {args.repeat}"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        generated = Path(tmp) / "generated.otlp.jsonl"
+        unique_copies(source, generated, args.copies)
+        no_text = load_config(None, ["compare.embed_free_text=false"])
+        measure("generated, no text", [str(generated)], counts, args.repeat, no_text, None)
+    # The single-process runs above ran here: the model must not have been needed.
+    print(
+        f"embedding model imported for the generated load: {'sentence_transformers' in sys.modules}"
+    )
+    if not args.skip_tau:
+        cases = load_cases(TAU / "references.jsonl")
+        measure("tau-bench dev", [str(source)], counts, args.repeat, AemConfig(), cases)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
