@@ -3,7 +3,7 @@
 Why in pytest: teams that already gate releases on ``pytest`` get AEM's verdicts as
 ordinary test results (``-k``, ``--junitxml``, CI annotations) without a second tool.
 
-    pytest --aem-traces traces/ --aem-cases cases.jsonl [--aem-config aem.toml]
+    pytest --aem-traces=traces/ --aem-cases=cases.jsonl [--aem-config=aem.toml]
 
 adds, to whatever else is collected, one test per root cause (failing, named
 ``aem::<session>::<turn> <metric>``, its message the metric's explanation) and one
@@ -107,11 +107,18 @@ def pytest_collection_modifyitems(
     for verdict in report.sessions:
         if not verdict.root_causes:
             items.append(
-                AemItem.from_parent(session, name=f"aem::{verdict.session_id}", verdict=verdict)
+                AemItem.from_parent(
+                    session,
+                    name=f"aem::{verdict.session_id}",
+                    nodeid=f"aem::{verdict.session_id}",
+                    verdict=verdict,
+                )
             )
         for cause in verdict.root_causes:
             name = f"aem::{verdict.session_id}::{cause.turn_id} {cause.metrics[0]}"
-            items.append(AemItem.from_parent(session, name=name, verdict=verdict, cause=cause))
+            items.append(
+                AemItem.from_parent(session, name=name, nodeid=name, verdict=verdict, cause=cause)
+            )
 
 
 @pytest.fixture(scope="session")
