@@ -1,5 +1,6 @@
 # Two commands on a fresh machine (see README):
 #   make demo   — set up, then audit the bundled sample traces with the embedded defaults
+#                 and the samples' failure taxonomy (sample_traces/taxonomy.toml)
 #   make test   — set up, then lint, type-check and run the whole test suite
 PYTHON ?= python3
 VENV ?= .venv
@@ -20,7 +21,7 @@ $(BIN)/aem: pyproject.toml
 setup: $(BIN)/aem
 
 demo: setup
-	$(BIN)/aem audit sample_traces/ --cases sample_traces/cases.jsonl; \
+	$(BIN)/aem audit sample_traces/ --cases sample_traces/cases.jsonl --taxonomy sample_traces/taxonomy.toml; \
 	status=$$?; [ $$status -le 1 ] || exit $$status
 
 lint: setup

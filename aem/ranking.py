@@ -77,27 +77,25 @@ def load_taxonomy(path: Path) -> list[TaxonomyRule]:
 def _rules(raw: object, path: Path) -> list[TaxonomyRule]:
     if not isinstance(raw, list):
         raise ConfigError(f"{path}: taxonomy: expected [[taxonomy]] tables")
-    try:
-        return [TaxonomyRule.model_validate(item) for item in raw]
-    except ValidationError as exc:
-        raise ConfigError(f"{path}: {config_error(exc, ('taxonomy',), TaxonomyRule)}") from exc
+    rules = []
+    for number, item in enumerate(raw):
+        try:
+            rules.append(TaxonomyRule.model_validate(item))
+        except ValidationError as exc:
+            where = ("taxonomy", number)
+            raise ConfigError(f"{path}: {config_error(exc, where, TaxonomyRule)}") from exc
+    return rules
 
 
-def category_shares(ranking: Iterable[RankedRootCause]) -> list[tuple[str | None, int, float]]:
+def category_shares(sessions: Iterable[SessionReport]) -> list[tuple[str | None, int, float]]:
     """``(category, root causes, share of all root causes)``, largest first — what
-    "60 % of failures fall in one category" is read from. Counted as session hits of
-    ranked signatures, so it agrees with the ranking it summarises.
-
-    >>> items = [RankedRootCause(signature="a", metric="m", kind="k", name="n",
-    ...     category="quota", sessions=3, share=0.5, examples=[]),
-    ...     RankedRootCause(signature="b", metric="m", kind="k", name="o",
-    ...     category=None, sessions=1, share=0.1, examples=[])]
-    >>> category_shares(items)
-    [('quota', 3, 0.75), (None, 1, 0.25)]
+    "60 % of failures fall in one category" is read from. Each root-cause turn counts
+    once (the ranking lists a turn once per failed metric), ties in category order.
     """
     counts: dict[str | None, int] = defaultdict(int)
-    for item in ranking:
-        counts[item.category] += item.sessions
+    for report in sessions:
+        for cause in report.root_causes:
+            counts[cause.category] += 1
     total = sum(counts.values()) or 1
     ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0] is None, kv[0] or ""))
     return [(category, n, round(n / total, 4)) for category, n in ordered]

@@ -109,6 +109,12 @@ def suggest(
     return [(rule_for(group), group) for group in ordered]
 
 
+def toml_string(value: str) -> str:
+    """A TOML basic string: JSON's escapes are TOML's, except that TOML has no surrogate
+    escapes (so non-ASCII stays as it is) and refuses a raw DEL."""
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
 def to_toml(suggestions: list[tuple[dict[str, Any], list[Failure]]]) -> str:
     """The rules file: one commented ``[[taxonomy]]`` table per group, in rank order."""
     lines = [
@@ -121,9 +127,9 @@ def to_toml(suggestions: list[tuple[dict[str, Any], list[Failure]]]) -> str:
         counts[rule["category"]] += 1
         if counts[rule["category"]] > 1:
             rule["category"] += f" ({counts[rule['category']]})"
-        lines += ["", f"# {len(group)} distinct failure(s), e.g.: {group[0].explanation[:150]}"]
-        lines.append("[[taxonomy]]")
-        lines += [f"{key} = {json.dumps(value)}" for key, value in rule.items()]
+        example = "".join(c if c.isprintable() else "?" for c in group[0].explanation[:150])
+        lines += ["", f"# {len(group)} distinct failure(s), e.g.: {example}", "[[taxonomy]]"]
+        lines += [f"{key} = {toml_string(value)}" for key, value in rule.items()]
     return "\n".join(lines) + "\n"
 
 

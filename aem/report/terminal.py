@@ -16,6 +16,7 @@ from rich.text import Text
 from aem.diff import RunDiff
 from aem.evaluate import is_checked
 from aem.model import AuditReport, Label, Outcome, SessionReport, TurnVerdict
+from aem.ranking import category_shares
 
 # C0 and C1 control characters (ESC starts every terminal escape sequence, BEL ends the
 # OSC ones) and the bidirectional overrides that reorder what a line seems to say. Line
@@ -54,7 +55,9 @@ def session_table(report: SessionReport) -> Table:
     table.add_column("turn", no_wrap=True)
     table.add_column("kind", no_wrap=True)
     table.add_column("name", overflow="fold")
-    table.add_column("label", overflow="fold")
+    # A label is one word (plus what it inherits): never folded mid-word at 80 columns,
+    # which is the width rich assumes when output is not a terminal (make, CI).
+    table.add_column("label", no_wrap=True, min_width=len("prior_action_failed"))
     table.add_column("failed metrics", overflow="fold")
     for turn in report.turns:
         failed = [m for m in turn.metrics if m.outcome is Outcome.FAIL]
@@ -129,21 +132,70 @@ def ranking_table(report: AuditReport, *, observations: bool = False) -> Table:
     return table
 
 
-def render(report: AuditReport, console: Console, *, sessions: bool = True) -> None:
-    if sessions:
-        for session in report.sessions:
+def plural(count: int, noun: str) -> str:
+    """``1 session``, ``2 sessions``.
+
+    >>> plural(1, "session"), plural(0, "turn")
+    ('1 session', '0 turns')
+    """
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _sessions(report: AuditReport, console: Console) -> None:
+    """Each session's turn table and reasons; a session with no turns (a trace holding
+    only set-up spans) is one line, not an empty table that reads as "all fine"."""
+    empty = [s.session_id for s in report.sessions if not s.turns]
+    for session in report.sessions:
+        if session.turns:
             console.print(session_table(session))
             for line in root_cause_reasons(session):
                 console.print(line)
             console.print()
+    if empty:
+        line = safe(f"{plural(len(empty), 'session')} with no turns to evaluate: ", "dim")
+        console.print(line + safe(", ".join(empty[:10]) + (", …" if len(empty) > 10 else "")))
+
+
+def category_table(report: AuditReport) -> Table | None:
+    """Root causes grouped by the team's categories (``[[taxonomy]]`` rules), largest
+    share first; ``None`` when no rule named any category."""
+    shares = category_shares(report.sessions)
+    if not any(category for category, _, _ in shares):
+        return None
+    table = Table(title="failure categories", title_justify="left")
+    table.add_column("category", overflow="fold")
+    table.add_column("root causes", no_wrap=True, justify="right")
+    table.add_column("share", no_wrap=True, justify="right")
+    for category, count, share in shares:
+        table.add_row(safe(category or "(no category)"), str(count), f"{share:.0%}")
+    return table
+
+
+def category_line(report: AuditReport) -> Text | None:
+    """``56% of failures fall in one category: <name>`` for the largest category."""
+    shares = category_shares(report.sessions)
+    if not shares or shares[0][0] is None:
+        return None
+    top, _, share = shares[0]
+    return Text(f"{share:.0%} of failures fall in one category: ") + safe(top, "bold")
+
+
+def render(report: AuditReport, console: Console, *, sessions: bool = True) -> None:
+    if sessions:
+        _sessions(report, console)
     console.print(ranking_table(report))
+    categories, headline = category_table(report), category_line(report)
+    if categories is not None:
+        console.print(categories)
+    if headline is not None:
+        console.print(headline)
     if report.observations:
         console.print(ranking_table(report, observations=True))
     unchecked = sum(s.unchecked_turns for s in report.sessions)
     console.print(
-        f"{len(report.sessions)} sessions, {report.sessions_with_root_cause} with a root cause, "
-        f"{report.spans_read} spans read"
-        + (f", {unchecked} turns not checked" if unchecked else "")
+        f"{plural(len(report.sessions), 'session')}, {report.sessions_with_root_cause} with "
+        f"a root cause, {plural(report.spans_read, 'span')} read"
+        + (f", {plural(unchecked, 'turn')} not checked" if unchecked else "")
     )
     if report.sessions and not any(s.case_found for s in report.sessions):
         console.print(
