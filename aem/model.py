@@ -242,6 +242,34 @@ class SkippedSummary(BaseModel):
     by_kind: dict[str, int] = Field(default_factory=dict)
 
 
+class GateRow(BaseModel):
+    """One case of a gate: its type, its verdict and the short reason (``error``: a judge
+    error, left out of the score's denominator)."""
+
+    session_id: str
+    type: str | None = None
+    metric: str
+    turn_id: str | None = None
+    verdict: Outcome
+    explanation: str = ""
+
+
+class GateResult(BaseModel):
+    """A run-level gate (``aem audit --gate groundedness=0.85``): passed / total over the
+    cases the metric applied to, against the threshold."""
+
+    metric: str
+    threshold: float
+    score: float | None = None
+    passed: bool
+    total: int = 0
+    cases_passed: int = 0
+    cases_failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+    rows: list[GateRow] = Field(default_factory=list)
+
+
 class AuditReport(BaseModel):
     version: Literal["1.0"] = REPORT_VERSION  # type: ignore[assignment]
     sessions: list[SessionReport] = Field(default_factory=list)
@@ -254,6 +282,8 @@ class AuditReport(BaseModel):
     spans_read: int = 0
     # The most sessions held open at once while reading: what bounds memory on big inputs.
     peak_open_sessions: int = 0
+    # Run-level gates asked for with --gate, in the order given (empty without --gate).
+    gates: list[GateResult] = Field(default_factory=list)
 
 
 @dataclass(slots=True)

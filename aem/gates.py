@@ -1,0 +1,130 @@
+"""Run-level gates: ``--gate groundedness=0.85`` passes a run when the share of cases
+that passed reaches the threshold.
+
+Why per case, not per turn: the product question is "of the control questions, how many
+did the agent answer well" — eight questions with one failure is 0.875 and passes at
+0.85, two failures is 0.75 and fails. A case's verdict is its worst result of the metric
+(any ``fail`` fails it); a case whose results are all ``skip`` is not counted; a judge
+``error`` is reported and left out of the denominator, never counted as a pass or a fail.
+
+The ``groundedness`` gate is the seed's quality criterion over every question type: a
+``happy`` / ``edge`` case is judged by ``groundedness``, an ``oos`` case by ``refusal``
+(its honest "I don't know"). Any other metric name gates that metric alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from aem.cases import Case
+from aem.config import AemConfig
+from aem.model import AuditReport, GateResult, GateRow, MetricResult, Outcome, SessionReport
+
+# The metrics a gate counts: the groundedness criterion includes the oos refusal.
+GATE_METRICS: dict[str, tuple[str, ...]] = {"groundedness": ("groundedness", "refusal")}
+
+
+class GateError(ValueError):
+    """A ``--gate`` that cannot be used; the message says why."""
+
+
+def parse_gate(spec: str, known: Iterable[str]) -> tuple[str, float]:
+    """``"groundedness=0.85"`` → ``("groundedness", 0.85)``; the metric must exist."""
+    name, sep, raw = spec.partition("=")
+    name = name.strip()
+    if not sep or not name:
+        raise GateError(f"--gate {spec!r}: expected METRIC=THRESHOLD, e.g. groundedness=0.85")
+    try:
+        threshold = float(raw)
+    except ValueError as exc:
+        raise GateError(f"--gate {spec!r}: threshold {raw!r} is not a number") from exc
+    if not 0.0 <= threshold <= 1.0:
+        raise GateError(f"--gate {spec!r}: the threshold is a share of cases, 0..1")
+    names = set(known)
+    if name not in names:
+        raise GateError(
+            f"--gate {spec!r}: no metric named {name!r} (known: {', '.join(sorted(names))})"
+        )
+    return name, threshold
+
+
+def _case_verdict(results: list[MetricResult]) -> MetricResult | None:
+    """The result that decides the case: the first fail, else the first error, else the
+    first pass; None when every result skipped."""
+    for outcome in (Outcome.FAIL, Outcome.ERROR, Outcome.PASS):
+        found = next((r for r in results if r.outcome is outcome), None)
+        if found is not None:
+            return found
+    return None
+
+
+def _row(session: SessionReport, metrics: tuple[str, ...], case: Case | None) -> GateRow | None:
+    results = [m for turn in session.turns for m in turn.metrics if m.name in metrics]
+    if not results:
+        return None
+    deciding = _case_verdict(results)
+    chosen = deciding or results[0]
+    return GateRow(
+        session_id=session.session_id,
+        type=case.type if case is not None else None,
+        metric=chosen.name,
+        turn_id=chosen.turn_id,
+        verdict=deciding.outcome if deciding is not None else Outcome.SKIP,
+        explanation=chosen.explanation,
+    )
+
+
+def evaluate_gate(
+    report: AuditReport, metric: str, threshold: float, cases: Mapping[str, Case] | None = None
+) -> GateResult:
+    """The gate over ``report``'s sessions; ``cases`` gives each row its type."""
+    metrics = GATE_METRICS.get(metric, (metric,))
+    rows = [
+        row
+        for session in report.sessions
+        if (row := _row(session, metrics, (cases or {}).get(session.session_id))) is not None
+    ]
+    passed = sum(1 for r in rows if r.verdict is Outcome.PASS)
+    failed = sum(1 for r in rows if r.verdict is Outcome.FAIL)
+    total = passed + failed
+    score = passed / total if total else None
+    return GateResult(
+        metric=metric,
+        threshold=threshold,
+        score=score,
+        passed=score is not None and score >= threshold,
+        total=total,
+        cases_passed=passed,
+        cases_failed=failed,
+        errors=sum(1 for r in rows if r.verdict is Outcome.ERROR),
+        skipped=sum(1 for r in rows if r.verdict is Outcome.SKIP),
+        rows=rows,
+    )
+
+
+def apply_gates(
+    report: AuditReport, gates: Iterable[tuple[str, float]], cases: Mapping[str, Case] | None
+) -> list[GateResult]:
+    """Evaluate every gate and keep the results on the report (its ``gates`` key)."""
+    report.gates = [evaluate_gate(report, name, threshold, cases) for name, threshold in gates]
+    return report.gates
+
+
+def parse_gates(specs: Iterable[str], config: AemConfig) -> list[tuple[str, float]]:
+    """Every ``--gate`` checked against the metrics this configuration runs."""
+    specs = list(specs)
+    if not specs:
+        return []
+    from aem.metrics.registry import registered_metrics
+
+    disabled = set(config.metrics.disabled)
+    known = [s.name for s in registered_metrics(config.metrics.plugins) if s.name not in disabled]
+    return [parse_gate(spec, known) for spec in specs]
+
+
+def gate_exit_code(report: AuditReport) -> int:
+    """With gates the run's verdict is theirs: 0 when every gate passed, 1 when one did
+    not; 2 when nothing could be read (no verdict at all)."""
+    if report.spans_read == 0:
+        return 2
+    return 0 if all(g.passed for g in report.gates) else 1
