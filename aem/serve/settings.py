@@ -18,6 +18,13 @@ from aem.store import default_store_path
 MiB = 1024 * 1024
 
 
+def default_spool_path() -> Path:
+    """``<user data dir>/aem/serve-spool.sqlite`` (platformdirs: ~/.local/share on Linux)."""
+    import platformdirs
+
+    return platformdirs.user_data_path("aem") / "serve-spool.sqlite"
+
+
 def is_loopback(host: str) -> bool:
     """True for ``localhost`` and loopback literals; anything else exposes the receiver."""
     if host == "localhost":
@@ -95,7 +102,11 @@ class ServeSettings(BaseModel):
     )
 
     # --- spool ---------------------------------------------------------------------
-    spool_path: Path = Field(Path("aem-serve.sqlite"), description="SQLite spool + outbox file")
+    spool_path: Path = Field(
+        default_factory=default_spool_path,
+        description="SQLite spool + outbox file (default: the per-user data directory, "
+        "not the current one, so two shells share one spool and no repo gets a stray file)",
+    )
     spool_synchronous: Literal["FULL", "NORMAL"] = Field(
         "FULL",
         description="FULL: an acknowledged span survives power loss; NORMAL (WAL): it survives a "

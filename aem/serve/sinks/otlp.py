@@ -109,6 +109,12 @@ class OtlpSettings(SinkSettings):
     protocol: Literal["grpc", "http/protobuf"] = "grpc"
     headers: dict[str, str] = Field(default_factory=dict)
     timeout_seconds: float = Field(5.0, gt=0, description="one export attempt's budget")
+    signals: Literal["spans", "logs", "both"] = Field(
+        "both",
+        description="what to send: evaluation spans, gen_ai.evaluation.result log events, or "
+        "both (a backend that takes no logs, e.g. Phoenix, needs 'spans': otherwise the "
+        "events are retried forever)",
+    )
 
 
 class OtlpSink:
@@ -124,6 +130,7 @@ class OtlpSink:
             protocol=settings.protocol,
             headers=settings.headers,
             timeout=settings.timeout_seconds,
+            signals=settings.signals,
         )
 
     def __init__(
@@ -135,8 +142,11 @@ class OtlpSink:
         timeout: float = 5.0,
         service_name: str = "aem",
         name: str = "otlp",
+        signals: Literal["spans", "logs", "both"] = "both",
     ) -> None:
         self.name = name
+        # A signal not sent counts as delivered: the outbox must not hold it forever.
+        self._send_spans, self._send_logs = signals != "logs", signals != "spans"
         self._resource = Resource.create({"service.name": service_name})
         headers = dict(headers or {})
         if protocol == "grpc":
@@ -210,11 +220,15 @@ class OtlpSink:
         accepted: list[str] = []
         turns = [i for i in items if i.kind == "turn"]
         metrics = [i for i in items if i.kind == "metric"]
-        if turns:
+        if turns and not self._send_spans:
+            accepted += [i.key for i in turns]
+        elif turns:
             spans = [self._span(i, now_ns) for i in turns]
             if self._spans.export(spans) is SpanExportResult.SUCCESS:
                 accepted += [i.key for i in turns]
-        if metrics:
+        if metrics and not self._send_logs:
+            accepted += [i.key for i in metrics]
+        elif metrics:
             events = [self._event(i, now_ns) for i in metrics]
             if self._logs.export(events) is LogRecordExportResult.SUCCESS:
                 accepted += [i.key for i in metrics]
