@@ -35,9 +35,18 @@ def test_a_value_no_tool_returned_fails_with_the_closest_evidence() -> None:
     assert "1,250" in verdict.explanation
 
 
-def test_supported_and_derived_values_pass() -> None:
-    # 14 is seen; 19 = 14 + 5 is derived from two seen numbers, as a total would be.
-    assert _answer_verdict("Paris is rainy (14C); 14C + 5 = 19C.").outcome == "pass"
+def test_supported_values_and_written_out_arithmetic_pass() -> None:
+    # 14 and 5 are seen; the answer writes $14 + $5 = $19 out, and the arithmetic holds.
+    verdict = _answer_verdict("Paris is rainy (14C); $14 + $5 = $19.")
+    assert verdict.outcome == "pass" and "$19 = $14 + $5" in verdict.explanation
+
+
+def test_coincidental_arithmetic_does_not_support_a_value() -> None:
+    # $19 = 14 + 5, but nothing says the answer is a sum: a made-up price.
+    verdict = _answer_verdict("Paris is rainy; the museum costs $19.")
+    assert verdict.outcome == "fail" and "'$19'" in verdict.explanation
+    # Written-out arithmetic that does not hold is no support either.
+    assert _answer_verdict("Paris is rainy (14C); $14 + $5 = $21.").outcome == "fail"
 
 
 def test_without_the_tool_result_it_says_so_instead_of_guessing() -> None:

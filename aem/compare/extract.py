@@ -7,6 +7,7 @@ and located (to quote it as evidence).
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Literal
@@ -15,6 +16,7 @@ from aem.compare.dates import find_dates
 from aem.compare.ids import find_ids
 from aem.compare.numbers import find_numbers
 from aem.compare.settings import CompareSettings
+from aem.compare.textkinds import is_code_text, non_factual_regions
 
 StatedKind = Literal["number", "date", "period", "id"]
 
@@ -63,3 +65,32 @@ def extract_values(text: str, settings: CompareSettings | None = None) -> list[S
             continue
         chosen.append(value)
     return chosen
+
+
+def extract_claims(text: str, settings: CompareSettings | None = None) -> list[StatedValue]:
+    """The values ``text`` *states*: those outside code, diffs, traces, logs, URLs, paths,
+    versions and model names (:mod:`aem.compare.textkinds`).
+
+    Why apart from :func:`extract_values`: evidence keeps every value (a tool result's
+    URL may hold the id an agent repeats), a claim does not (``num_clients = 4`` in a
+    code block defines a variable; it does not say there are four clients).
+
+    >>> [v.raw for v in extract_claims("Paid $120 (see https://shop.example/o/ORD-77)")]
+    ['$120']
+    """
+    if is_code_text(text):
+        return []  # a code-writing turn: even ``total = 150`` there defines, not states
+    values = extract_values(text, settings)
+    merged: list[list[int]] = []
+    for region in non_factual_regions(text):  # sorted by start: merge into disjoint spans
+        if merged and region.start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], region.end)
+        else:
+            merged.append([region.start, region.end])
+    starts = [start for start, _ in merged]
+
+    def covered(value: StatedValue) -> bool:
+        i = bisect.bisect_left(starts, value.end) - 1  # the last span starting before its end
+        return i >= 0 and merged[i][1] > value.start
+
+    return [value for value in values if not covered(value)]

@@ -62,6 +62,11 @@ class MetricContext:
         return queries.final_turn(self.session)
 
     @cached_property
+    def task_texts(self) -> list[str]:
+        """The task every turn saw: first user messages, root request, system instructions."""
+        return queries.task_texts(self.session)
+
+    @cached_property
     def tool_set_match(self) -> SessionMatch | None:
         """The case's expected calls matched against the session's (None without them)."""
         return queries.match_session(self.session, self.case, self.comparator, self.config.matching)
@@ -71,6 +76,6 @@ class MetricContext:
         found = self._seen.get(turn.turn_id)
         if found is None:
             found = self._seen[turn.turn_id] = queries.seen_by(
-                self.session, turn, self.facts, self.config.compare
+                self.session, turn, self.facts, self.config.compare, self.task_texts
             )
         return found

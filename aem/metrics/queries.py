@@ -8,6 +8,8 @@ session; these functions are the uncached definitions.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -120,26 +122,60 @@ class Seen:
     blind: str | None
 
 
+# Attributes that carry the task itself: the request on the root span (GenAI, OpenInference,
+# Traceloop, Vercel AI), and system instructions on any span.
+_TASK_KEY = re.compile(r"(?:^|[._])(?:input|prompt)(?:$|[._])", re.IGNORECASE)
+_INSTRUCTIONS_KEY = re.compile(r"system_?instructions|system_?prompt", re.IGNORECASE)
+
+
+def task_texts(session: Session) -> list[str]:
+    """The task as every turn saw it: the user's first messages, the request on the root
+    span(s), and the system instructions anywhere in the session.
+
+    Why every turn: a sub-agent or a group-chat member is handed the task out of band
+    (a framework copies it into its own prompt); "within the last 90 days" from the task
+    is not invented because the chat span's own input omits it.
+    """
+    texts = list(session.user_inputs)
+    ids = {s.span_id for s in session.spans}
+    for span in session.spans:
+        is_root = span.parent_span_id is None or span.parent_span_id not in ids
+        for key, value in span.attributes.items():
+            wanted = _INSTRUCTIONS_KEY.search(key) or (is_root and _TASK_KEY.search(key))
+            if wanted and isinstance(value, str | list | dict) and value:
+                texts.append(value if isinstance(value, str) else json.dumps(value))
+    return list(dict.fromkeys(texts))
+
+
 def seen_by(
-    session: Session, turn: Turn, facts: dict[str, object], settings: CompareSettings
+    session: Session,
+    turn: Turn,
+    facts: dict[str, object],
+    settings: CompareSettings,
+    task: list[str] | None = None,
 ) -> Seen:
-    """Everything ``turn`` could see: its model input, the user's messages, the case's
-    facts, and the results, arguments, documents and text of its ancestors in the graph."""
+    """Everything ``turn`` could see: its model input, the task (:func:`task_texts`), the
+    case's facts, and the results, arguments, documents and text of its ancestors in the
+    graph. Each text is named by where it came from, for derivations to quote."""
     graph = session.graph
     ancestors: Iterable[str] = nx.ancestors(graph, turn.turn_id) if graph is not None else ()
     by_id = {t.turn_id: t for t in session.turns}
-    texts = [*turn.seen_inputs, *session.user_inputs, *(str(v) for v in facts.values())]
+    texts: list[tuple[str, str]] = [("its input", text) for text in turn.seen_inputs]
+    texts.extend(("the task", text) for text in (task if task is not None else task_texts(session)))
+    texts.extend(("the case's facts", str(v)) for v in facts.values())
     blind = None
     for ancestor_id in ancestors:
         ancestor = by_id[ancestor_id]
         call = ancestor.tool_call
         if call is not None:
+            # The agent wrote the arguments itself, so it saw them even when the call failed.
+            source = f"{ancestor.turn_id} {call.name}"
+            texts.append((f"{source} arguments", call.arguments_raw or ""))
             if call.has_result:
-                texts.append(call.result_raw or "")
-                texts.append(call.arguments_raw or "")
+                texts.append((f"{source} result", call.result_raw or ""))
             elif not call.error:
                 blind = f"{ancestor.turn_id} ({call.name}) has no result in the trace"
-        texts.extend(d.content for d in ancestor.documents)
+        texts.extend((f"{ancestor.turn_id} documents", d.content) for d in ancestor.documents)
         if ancestor.text:
-            texts.append(ancestor.text)
+            texts.append((f"{ancestor.turn_id} text", ancestor.text))
     return Seen(SeenValues.gather(texts, settings), blind)

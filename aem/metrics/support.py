@@ -11,14 +11,19 @@ by ``certificate_7504069``.
 
 from __future__ import annotations
 
+import ast
 import bisect
 import difflib
+import json
+import operator
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from typing import Any
 
 from aem.compare.extract import StatedValue, extract_values
+from aem.compare.numbers import parse_number
 from aem.compare.settings import CompareSettings
 
 _DIGITS = re.compile(r"\d+")
@@ -27,6 +32,8 @@ _COUNT_WORD = re.compile(
     r"^\d+[-\s]?(?:hours?|days?|weeks?|months?|years?|minutes?|seconds?|nights?|hrs?|mins?)$",
     re.IGNORECASE,
 )
+# A digit run this long said inside an id or a word supports the same number.
+_VERBATIM_DIGITS = 4
 _MONTH_NAMES = [
     "january",
     "february",
@@ -41,10 +48,6 @@ _MONTH_NAMES = [
     "november",
     "december",
 ]
-# A stated total is supported when it is derived from seen numbers: a sum or difference
-# of two, a sum of three, or one times a small count (passengers, nights, bags).
-_MAX_MULTIPLIER = 9
-_MAX_TRIPLE_POOL = 400
 
 
 def _day(value: date | datetime) -> date:
@@ -75,6 +78,21 @@ def near_any(numbers: list[float], number: float, settings: CompareSettings) -> 
     return i < len(numbers) and numbers[i] <= number + tolerance
 
 
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    """A number seen somewhere, with what makes it comparable to others.
+
+    ``unit`` is its canonical unit or currency; ``key`` the JSON key it sat under (a
+    result row's column: ``price``), if any; ``source`` names the text it came from.
+    """
+
+    value: float
+    raw: str
+    unit: str | None
+    key: str | None
+    source: str
+
+
 @dataclass
 class SeenValues:
     """Normalised values from everything a turn could see."""
@@ -82,34 +100,53 @@ class SeenValues:
     numbers: list[float] = field(default_factory=list)
     dates: list[tuple[date, date, str]] = field(default_factory=list)
     ids: dict[str, str] = field(default_factory=dict)
+    quantities: list[Quantity] = field(default_factory=list)
     text: str = ""
 
     @classmethod
-    def gather(cls, texts: Iterable[str], settings: CompareSettings) -> SeenValues:
+    def gather(
+        cls, texts: Iterable[str | tuple[str, str]], settings: CompareSettings
+    ) -> SeenValues:
+        """Values of ``texts``; a ``(source, text)`` pair names where its numbers came
+        from, so a derivation can say which tool result it used."""
         evidence = cls()
         chunks = []
-        for text in texts:
+        for item in texts:
+            source, text = item if isinstance(item, tuple) else ("input", item)
             if not text:
                 continue
             chunks.append(text.lower())
-            for value in extract_values(text, settings):
-                if value.kind == "number":
-                    evidence.numbers.append(float(value.value))  # type: ignore[arg-type]
-                elif value.kind in ("date", "period"):
-                    first, last = day_range(value)
-                    evidence.dates.append((first, last, value.raw))
-                else:
-                    evidence.ids.setdefault(str(value.value), value.raw)
-                    runs = _DIGITS.findall(value.raw)
-                    if len(runs) == 1 and sum(c.isalpha() for c in value.raw) <= 2:
-                        evidence.numbers.append(float(runs[0]))  # "14C": a number with a unit
+            evidence._add(text, source, settings)
         evidence.numbers.sort()
         evidence.text = "\n".join(chunks)
         return evidence
 
+    def _add(self, text: str, source: str, settings: CompareSettings) -> None:
+        for value in extract_values(text, settings):
+            if value.kind == "number":
+                number = float(value.value)  # type: ignore[arg-type]
+                self.numbers.append(number)
+                self.quantities.append(Quantity(number, value.raw, value.unit, None, source))
+            elif value.kind in ("date", "period"):
+                first, last = day_range(value)
+                self.dates.append((first, last, value.raw))
+            else:
+                self.ids.setdefault(str(value.value), value.raw)
+                runs = _DIGITS.findall(value.raw)
+                if len(runs) == 1 and sum(c.isalpha() for c in value.raw) <= 2:
+                    self.numbers.append(float(runs[0]))  # "14C": a number with a unit
+        if text.lstrip()[:1] in ("{", "["):
+            keyed = keyed_quantities(text, source, settings)
+            self.quantities.extend(keyed)
+            for computed in arithmetic_results(text):
+                self.numbers.append(computed.value)
+                self.quantities.append(computed)
+
     def supports(
         self, value: StatedValue, settings: CompareSettings, *, date_slack_days: int = 0
     ) -> bool:
+        """The value was seen as such (normalised; dates within the slack). A value
+        derived from seen ones is :func:`derive`'s question: it needs the claim's words."""
         if value.kind == "number":
             return self._supports_number(float(value.value), value.raw, settings)  # type: ignore[arg-type]
         if value.kind in ("date", "period"):
@@ -133,13 +170,15 @@ class SeenValues:
         )
 
     def _supports_number(self, number: float, raw: str, settings: CompareSettings) -> bool:
-        if near_any(self.numbers, number, settings):
+        # A refund of $331 is the ``"amount": -331`` of the payment history.
+        if near_any(self.numbers, number, settings) or near_any(self.numbers, -number, settings):
             return True
+        # A long digit run said verbatim inside an id (``certificate_7504069``), or as the
+        # end of one ("the card ending in 3957" for ``credit_card_8003957``).
         digits = "".join(_DIGITS.findall(raw))
-        if len(digits) >= 3 and digits in self.text:
-            return True
-        tolerance = max(settings.number_abs_tol, settings.number_rel_tol * abs(number))
-        return self.derivation(number, tolerance) is not None
+        return len(digits) >= _VERBATIM_DIGITS and (
+            re.search(rf"{digits}(?!\d)", self.text) is not None
+        )
 
     def states(self, value: StatedValue, settings: CompareSettings) -> bool:
         """The value itself was said (no derivation, no slack): for coverage checks."""
@@ -149,33 +188,6 @@ class SeenValues:
             s, e = day_range(value)
             return any(es <= s and e <= ee for es, ee, _ in self.dates)
         return str(value.value) in self.ids or value.raw.lower() in self.text
-
-    def derivation(self, number: float, tolerance: float) -> str | None:
-        """How ``number`` follows from seen numbers, if it does (``152 + 103``)."""
-        pool = sorted(set(self.numbers))
-        present = set(pool)
-
-        def near(target: float) -> float | None:
-            i = bisect.bisect_left(pool, target - tolerance)
-            return pool[i] if i < len(pool) and pool[i] <= target + tolerance else None
-
-        for a in pool:
-            b = near(number - a)
-            if b is not None and b in present and (b != a or self.numbers.count(a) > 1):
-                return f"{a:g} + {b:g}"
-            b = near(a - number)
-            if b is not None and b > 0:
-                return f"{a:g} - {b:g}"
-            for k in range(2, _MAX_MULTIPLIER + 1):
-                if abs(a * k - number) <= tolerance:
-                    return f"{k} × {a:g}"
-        small = pool[-_MAX_TRIPLE_POOL:]
-        for i, a in enumerate(small):
-            for b in small[i + 1 :]:
-                c = near(number - a - b)
-                if c is not None and c not in (a, b):
-                    return f"{a:g} + {b:g} + {c:g}"
-        return None
 
     def closest(self, value: StatedValue) -> str | None:
         """The nearest evidence of the same kind, to quote in an explanation."""
@@ -189,3 +201,346 @@ class SeenValues:
             close = difflib.get_close_matches(value.raw, list(self.ids.values()), n=1, cutoff=0)
             return close[0] if close else None
         return None
+
+
+_ARITHMETIC = re.compile(r"^[\d\s.+\-*/()]+$")
+_OPERATORS: dict[type, Callable[[float, float], float]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+}
+
+
+def arithmetic_results(text: str) -> list[Quantity]:
+    """Every intermediate result of arithmetic written in a JSON text's strings
+    (``{"expression": "364 + (210 + 370)"}`` → 580 and 944).
+
+    Why: an agent that hands a calculator ``(210 + 370)`` and then states $580 computed
+    it in the open; each sub-expression is a value it saw, not a coincidence.
+    """
+    found: list[Quantity] = []
+    for string in re.findall(r'"((?:[^"\\]|\\.)*)"', text):
+        if not _ARITHMETIC.match(string) or not any(op in string for op in "+-*/"):
+            continue
+        try:
+            tree = ast.parse(string.strip(), mode="eval")
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            value = _evaluate(node) if isinstance(node, ast.BinOp) else None
+            if value is not None:
+                found.append(Quantity(value, f"{value:g}", None, None, f"arithmetic '{string}'"))
+    return found
+
+
+def _evaluate(node: ast.AST) -> float | None:
+    """The value of a numeric expression of + - * /, or None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+        return float(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _evaluate(node.operand)
+        return -inner if inner is not None else None
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        left, right = _evaluate(node.left), _evaluate(node.right)
+        if left is None or right is None or (isinstance(node.op, ast.Div) and right == 0):
+            return None
+        return _OPERATORS[type(node.op)](left, right)
+    return None
+
+
+def keyed_quantities(text: str, source: str, settings: CompareSettings) -> list[Quantity]:
+    """Numbers of a JSON text with the key path each sat under (``{"prices": {"economy":
+    105}}`` → ``prices.economy``; list items share their list's path, as rows share columns).
+
+    JSON strings that hold JSON (a tool result inside a message) are read too.
+    """
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return []
+    found: list[Quantity] = []
+    stack: list[tuple[Any, str | None, int]] = [(parsed, None, 0)]
+    while stack:
+        item, key, depth = stack.pop()
+        if isinstance(item, dict):
+            stack.extend((v, f"{key}.{k}" if key else str(k), depth) for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((v, f"{key}.#{i}" if key else f"#{i}", depth) for i, v in enumerate(item))
+        elif isinstance(item, bool) or item is None:
+            continue
+        elif isinstance(item, int | float):
+            found.append(Quantity(float(item), str(item), None, key, source))
+        elif isinstance(item, str) and depth < 3 and item.lstrip()[:1] in ("{", "["):
+            try:
+                stack.append((json.loads(item), key, depth + 1))
+            except ValueError:
+                continue
+        elif isinstance(item, str) and key is not None and len(item) <= 64:
+            for value in extract_values(item, settings):
+                if value.kind == "number":
+                    number = float(value.value)  # type: ignore[arg-type]
+                    found.append(Quantity(number, value.raw, value.unit, key, source))
+    return found
+
+
+# --- derived values -----------------------------------------------------------------------
+# A derived value is accepted only where the claim reads as the aggregate it is: a total
+# is a sum (or a count times an amount), a balance or refund a difference, a per-unit
+# amount a quotient; written arithmetic ("$105 + $190 = $295") may be any of them.
+_CUES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
+    (
+        re.compile(
+            r"\b(?:total(?:s|ing|ling|led)?|sum(?:s|med)?|combined|altogether|in all|overall"
+            r"|subtotal|plus|times|multiplied)\b",
+            re.IGNORECASE,
+        ),
+        frozenset({"+", "×"}),
+    ),
+    (
+        re.compile(
+            r"\b(?:difference|differ(?:s|ence)?|remain(?:s|ing)?|left|balance|refund(?:s|ed|ing)?"
+            r"|sav(?:e|es|ed|ing|ings)|more|less|fewer|extra|additional|net|minus"
+            r"|pay(?:s|ing|ment|ments)?|paid|charged?)\b",
+            re.IGNORECASE,
+        ),
+        frozenset({"-"}),
+    ),
+    (
+        re.compile(r"\b(?:per|each|apiece|average|mean|divided)\b", re.IGNORECASE),
+        frozenset({"/"}),
+    ),
+)
+# "$105 + $190 = $295": the turn writes the arithmetic out; it is checked, not searched.
+_EQUATION = re.compile(
+    r"(?P<a>[$€£¥]?\d[\d,.]*)\s*(?:\([^)\n]{0,40}\)\s*)?(?P<op>[-−+×x*/])\s*"
+    r"(?P<b>[$€£¥]?\d[\d,.]*)\s*(?:\([^)\n]{0,40}\)\s*)?=\s*$"
+)
+_CUE_BEFORE = 80
+_HEADER_LINES = 8
+_LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s")
+_CUE_AFTER = 40
+_AMOUNT_KEY = re.compile(
+    r"price|amount|cost|total|fee|fare|balance|paid|refund|charge|payment|tax|salary|revenue"
+    r"|budget|spend|compensation",
+    re.IGNORECASE,
+)
+_COUNT_KEY = re.compile(r"count|number|num|qty|quantity|seats|baggage|bags|passengers|nights")
+_CURRENCIES = frozenset({"USD", "EUR", "GBP", "JPY", "RUB", "INR", "CHF", "CNY", "CAD", "AUD"})
+# A count multiplies or divides only where the turn says what it counts.
+_COUNTED = re.compile(
+    r"^\s*(?:passengers?|people|persons?|travell?ers?|adults?|children|guests?|bags?|"
+    r"suitcases?|nights?|tickets?|seats?|items?|units?|rooms?|days?|months?|years?|hours?)\b"
+    r"|^\s*[x×*]|[x×*]\s*$",
+    re.IGNORECASE,
+)
+_MAX_COUNT = 20
+_OWN = "its own text"
+
+
+@dataclass(frozen=True, slots=True)
+class Cue:
+    """Why a claim reads as an aggregate (the word) and which operations that allows."""
+
+    word: str
+    operations: frozenset[str]
+
+
+def aggregate_cue(text: str, start: int, end: int) -> Cue | None:
+    """What makes the value at ``text[start:end]`` read as an aggregate, if anything: in
+    its line, shortly before it ("Total Price: $295") or after it ("$171 remaining"), or
+    in the header of the list it is an item of ("Payment methods:" over "- Card: $171")."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end < 0 else line_end
+    before = text[max(line_start, start - _CUE_BEFORE) : start]
+    after = text[end : min(line_end, end + _CUE_AFTER)]
+    header = _list_header(text, line_start) if _LIST_ITEM.match(text[line_start:start]) else ""
+    words: list[str] = []
+    operations: set[str] = set()
+    for pattern, allowed in _CUES:
+        found = pattern.search(before) or pattern.search(after) or pattern.search(header)
+        if found:
+            word = found.group(0).strip()
+            words.append(word.lower())
+            operations |= allowed
+    return Cue(", ".join(words), frozenset(operations)) if words else None
+
+
+def _list_header(text: str, line_start: int) -> str:
+    """The line that introduces the list whose item starts at ``line_start``: the nearest
+    line above, among the few before it, that is less indented or not an item — when it
+    ends in ':' ("- **Payment Methods:**" over "  - Credit Card: $171")."""
+    item = text[line_start : text.find("\n", line_start) if "\n" in text[line_start:] else None]
+    indent = len(item) - len(item.lstrip())
+    for line in reversed(text[:line_start].splitlines()[-_HEADER_LINES:]):
+        depth = len(line) - len(line.lstrip())
+        if _LIST_ITEM.match(line) and depth >= indent:
+            continue
+        return line if line.rstrip(" *").endswith(":") else ""
+    return ""
+
+
+def _column(key: str | None) -> tuple[str, str] | None:
+    """A keyed value's column (its last two key names) and row (the list items above it)."""
+    if not key:
+        return None
+    parts = key.split(".")
+    names = [p for p in parts if not p.startswith("#")]
+    last_index = max((i for i, p in enumerate(parts) if p.startswith("#")), default=-1)
+    return ".".join(names[-2:]), ".".join(parts[:last_index])
+
+
+def _group(quantity: Quantity, unit: str | None) -> str | None:
+    """Which operands a claim in ``unit`` may combine — values of one kind: the same
+    unit; for money also one amount-like column of one result row group (the legs of a
+    connection); without a unit, one column of one result."""
+    column = _column(quantity.key)
+    if unit is not None:
+        if quantity.unit == unit:
+            return "unit"
+        if column is None or unit not in _CURRENCIES or quantity.unit is not None:
+            return None
+        leaf = column[0].rsplit(".", 1)[-1]
+        if _AMOUNT_KEY.search(column[0]) and not _COUNT_KEY.search(leaf):
+            return f"{quantity.source}|{column[1]}|{column[0]}"
+        return None
+    if quantity.unit is None and column is not None:
+        return f"{quantity.source}|{column[1]}|{column[0]}"
+    return None
+
+
+def derive(
+    claim: StatedValue,
+    text: str,
+    own: Iterable[StatedValue],
+    seen: SeenValues,
+    settings: CompareSettings,
+) -> str | None:
+    """How the number ``claim`` (stated in ``text``) is an aggregate of values of its
+    kind, quoted for the explanation (``$295 = $105 + $190 from its own text (total)``).
+
+    Why so strict: with a handful of numbers in view, some sum or multiple of them equals
+    almost any wrong value. Operands are values of one kind — the claim's unit (the
+    turn's own text and what it saw), or one amount-like column of one result; the claim
+    must read as the aggregate (a total sums, a balance subtracts, "per" divides); a
+    count scales only where the turn states what it counts.
+    """
+    if claim.kind != "number":
+        return None
+    number = float(claim.value)  # type: ignore[arg-type]
+    tolerance = max(settings.number_abs_tol, settings.number_rel_tol * abs(number))
+    written = _equation(text, claim.start, number, tolerance, settings)
+    if written is not None:
+        return f"{claim.raw} = {written} (written out)" if written else None
+    cue = aggregate_cue(text, claim.start, claim.end)
+    if cue is None:
+        return None
+    own_values = [v for v in own if v.kind == "number" and v.start != claim.start]
+    pools: dict[str, list[Quantity]] = {}
+    for value in own_values:
+        if value.unit == claim.unit:
+            amount = float(value.value)  # type: ignore[arg-type]
+            group = "own" if claim.unit is None else "unit"
+            pools.setdefault(group, []).append(Quantity(amount, value.raw, value.unit, None, _OWN))
+    for quantity in seen.quantities:
+        kind = _group(quantity, claim.unit)
+        if kind is not None:
+            pools.setdefault(kind, []).append(quantity)
+    how = _pair(number, tolerance, pools, cue.operations)
+    if how is None and claim.unit is not None:
+        how = _scaled(number, tolerance, _counts(text, own_values), pools, cue.operations)
+    return f"{claim.raw} = {how} ({cue.word})" if how else None
+
+
+def _equation(
+    text: str, start: int, number: float, tolerance: float, settings: CompareSettings
+) -> str | None:
+    """For a claim written as the result of arithmetic (``a op b = claim``): the
+    arithmetic if it holds, "" if it does not; None when no arithmetic is written."""
+    line_start = text.rfind("\n", 0, start) + 1
+    found = _EQUATION.search(text[max(line_start, start - 80) : start])
+    if found is None:
+        return None
+    a, b = (parse_number(found[k], settings.ambiguous_comma) for k in ("a", "b"))
+    if a is None or b is None:
+        return None
+    op = {"−": "-", "x": "×", "*": "×"}.get(found["op"], found["op"])
+    results = {
+        "+": a.value + b.value,
+        "-": a.value - b.value,
+        "×": a.value * b.value,
+        "/": a.value / b.value if b.value else float("nan"),
+    }
+    holds = abs(results[op] - number) <= tolerance
+    return f"{found['a']} {op} {found['b']} from its own text" if holds else ""
+
+
+def _pair(
+    number: float, tolerance: float, pools: dict[str, list[Quantity]], operations: frozenset[str]
+) -> str | None:
+    """``a + b`` or ``a - b`` of two different values within one pool. Amounts in the
+    claim's unit combine only with one of the turn's own (a balance it computes from what
+    it says); a result column only sums (its rows make up a total)."""
+    for group, pool in pools.items():
+        own = [q for q in pool if q.source == _OWN]
+        others = list({q.value: q for q in pool if q.source != _OWN}.values())
+        ordered = sorted(own + others, key=lambda q: q.value)
+        values = [q.value for q in ordered]
+        column = group not in ("unit", "own")
+
+        def near(target: float, values: list[float] = values) -> int | None:
+            i = bisect.bisect_left(values, target - tolerance)
+            return i if i < len(values) and values[i] <= target + tolerance else None
+
+        for i, a in enumerate(ordered):
+            if not column and a.source != _OWN:
+                continue  # the first operand of a unit pair is the turn's own
+            j = near(number - a.value) if "+" in operations else None
+            if j is not None and j != i and a.value > 0 and ordered[j].value > 0:
+                return f"{a.raw} + {ordered[j].raw}{_from(a, ordered[j])}"
+            j = near(a.value - number) if "-" in operations and not column else None
+            if j is not None and j != i and ordered[j].value > 0 and number > 0:
+                return f"{a.raw} - {ordered[j].raw}{_from(a, ordered[j])}"
+            j = near(a.value + number) if "-" in operations and not column else None
+            if j is not None and j != i and number > 0:
+                return f"{ordered[j].raw} - {a.raw}{_from(ordered[j], a)}"
+    return None
+
+
+def _counts(text: str, own: list[StatedValue]) -> set[int]:
+    """Counts the turn states with what they count ("3 passengers", "× 2")."""
+    counts = set()
+    for value in own:
+        number = float(value.value)  # type: ignore[arg-type]
+        counted = _COUNTED.search(text[value.end : value.end + 16]) or _COUNTED.search(
+            text[max(0, value.start - 3) : value.start]
+        )
+        if number.is_integer() and 2 <= number <= _MAX_COUNT and counted:
+            counts.add(int(number))
+    return counts
+
+
+def _scaled(
+    number: float,
+    tolerance: float,
+    counts: set[int],
+    pools: dict[str, list[Quantity]],
+    operations: frozenset[str],
+) -> str | None:
+    """``k × a`` (a total) or ``a / k`` (a per-unit amount) for a count ``k`` the turn states."""
+    for pool in pools.values():
+        for a in pool:
+            for k in sorted(counts):
+                if "×" in operations and abs(a.value * k - number) <= tolerance:
+                    return f"{k} × {a.raw}{_from(a)}"
+                if "/" in operations and abs(a.value / k - number) <= tolerance:
+                    return f"{a.raw} / {k}{_from(a)}"
+    return None
+
+
+def _from(*operands: Quantity) -> str:
+    sources = list(dict.fromkeys(q.source for q in operands))
+    columns = list(dict.fromkeys(c[0] for q in operands if (c := _column(q.key))))
+    column = f" '{columns[0]}'" if len(columns) == 1 else ""
+    return f" from {' and '.join(sources)}{column}"

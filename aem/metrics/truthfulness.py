@@ -18,14 +18,21 @@ result in the trace, unsupported values cannot be judged: the turn is skipped, s
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
+import networkx as nx
 from pydantic import Field
 
-from aem.compare.extract import StatedValue, extract_values
+from aem.compare.extract import StatedValue, extract_claims, extract_values
 from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
-from aem.metrics.support import is_distinctive
+from aem.metrics.claimed_success import (
+    ClaimedSuccess,
+    claimed_successes,
+    unrecovered_failures,
+)
+from aem.metrics.support import derive, is_distinctive
 from aem.model import Evidence, MetricResult, Outcome, Turn, TurnKind
 
 NAME = "correctness.truthfulness"
@@ -97,7 +104,7 @@ def _conflict(
 
 def _stated(turn: Turn, settings: Any) -> Iterator[tuple[StatedValue, str | None]]:
     if turn.text:
-        for value in extract_values(turn.text, settings):
+        for value in extract_claims(turn.text, settings):
             yield value, None
     if turn.tool_call is not None:
         yield from _stated_arguments(turn.tool_call.arguments, None, settings)
@@ -133,6 +140,12 @@ class TruthfulnessSettings(MetricSettings):
         "state must be supported by what the turn could see (inputs, ancestor tool results, "
         "documents)",
     )
+    check_claimed_success: bool = Field(
+        default=True,
+        description='answer and reasoning turns: reporting an action as done ("I booked '
+        '…") when the tool call for it failed and no later call of that tool succeeded '
+        "fails the turn, naming the failed call",
+    )
     support_date_slack_days: int = Field(
         default=1,
         ge=0,
@@ -144,6 +157,16 @@ class TruthfulnessSettings(MetricSettings):
 _JUDGED = (TurnKind.REASONING, TurnKind.ANSWER, TurnKind.TOOL_CALL)
 
 
+@dataclass
+class _Support:
+    """The support check's findings: unsupported values, accepted derivations, or why
+    the turn cannot be judged."""
+
+    missing: list[Evidence] = field(default_factory=list)
+    derived: list[str] = field(default_factory=list)
+    blind: str | None = None
+
+
 class Truthfulness(BaseMetric[TruthfulnessSettings]):
     name = NAME
     precedence = 40
@@ -153,73 +176,131 @@ class Truthfulness(BaseMetric[TruthfulnessSettings]):
         reference = _fact_values(context.facts, context.config.compare)
         for turn in context.session.turns:
             if turn.kind in _JUDGED:
-                yield self._judge(context, turn, reference)
+                yield self.judge(context, turn, reference)
 
-    def _judge(
-        self, context: MetricContext, turn: Turn, reference: list[tuple[str, StatedValue]]
+    def judge(
+        self,
+        context: MetricContext,
+        turn: Turn,
+        reference: list[tuple[str, StatedValue]] | None = None,
     ) -> MetricResult:
-        """Contradicted facts first, then values nothing the turn saw supports."""
+        """One turn's verdict: contradicted facts first, then success claimed after a
+        failed call, then values nothing the turn saw supports."""
         settings = context.config.compare
+        if reference is None:
+            reference = _fact_values(context.facts, settings)
         stated = list(_stated(turn, settings))
-        checks_support = self.settings.require_support and turn.kind is not TurnKind.TOOL_CALL
-        unsupported: list[Evidence] = []
-        blind = None
-        if checks_support:
-            unsupported, blind = self._unsupported(context, turn, stated)
-        if not reference and not unsupported:
-            if blind is not None:
-                return result(NAME, turn, Outcome.SKIP, blind)
-            if not checks_support:
-                return result(NAME, turn, Outcome.SKIP, "the case has no facts to check against")
-            return result(NAME, turn, Outcome.PASS, "every stated value is supported", score=1.0)
+        narrates = turn.kind is not TurnKind.TOOL_CALL
+        checks_support = self.settings.require_support and narrates
+        support = self._support(context, turn, stated) if checks_support else _Support()
+        claimed = (
+            _claimed_successes(context, turn)
+            if narrates and self.settings.check_claimed_success
+            else []
+        )
         conflicts, agreements = _against_facts(
             turn, stated, reference, context.facts, settings.number_rel_tol
         )
         if conflicts:
-            conflicts.extend(unsupported)
+            conflicts.extend(support.missing)
             detail = "; ".join(
                 f"states {e.actual!r}{' as ' + str(e.field) if e.field != 'text' else ''} "
                 f"where the reference says {e.expected}"
                 for e in conflicts[:3]
             )
             return result(NAME, turn, Outcome.FAIL, detail, score=0.0, evidence=conflicts)
-        if unsupported:
+        if claimed:
+            return _claimed_result(turn, claimed)
+        if support.missing:
             detail = "; ".join(
                 f"states {e.actual!r}, which nothing the turn saw supports"
                 + (f" (closest: {e.expected!r})" if e.expected else "")
-                for e in unsupported[:3]
+                for e in support.missing[:3]
             )
-            return result(NAME, turn, Outcome.FAIL, detail, score=0.0, evidence=unsupported)
-        note = (
-            f"{agreements} stated value(s) agree with the facts"
-            if agreements
-            else "states nothing the facts cover"
+            return result(NAME, turn, Outcome.FAIL, detail, score=0.0, evidence=support.missing)
+        derived = f"; derived: {'; '.join(support.derived[:3])}" if support.derived else ""
+        if reference:
+            note = (
+                f"{agreements} stated value(s) agree with the facts"
+                if agreements
+                else "states nothing the facts cover"
+            )
+            return result(NAME, turn, Outcome.PASS, note + derived, score=1.0)
+        if support.blind is not None:
+            return result(NAME, turn, Outcome.SKIP, support.blind)
+        if not checks_support:
+            return result(NAME, turn, Outcome.SKIP, "the case has no facts to check against")
+        return result(
+            NAME, turn, Outcome.PASS, "every stated value is supported" + derived, score=1.0
         )
-        return result(NAME, turn, Outcome.PASS, note, score=1.0)
 
-    def _unsupported(
+    def _support(
         self, context: MetricContext, turn: Turn, stated: list[tuple[StatedValue, str | None]]
-    ) -> tuple[list[Evidence], str | None]:
-        """Distinctive stated values nothing the turn saw supports; or why it can't be judged."""
+    ) -> _Support:
+        """Distinctive stated values nothing the turn saw supports, directly or as an
+        aggregate (:func:`aem.metrics.support.derive`); or why it can't be judged."""
         candidates = [value for value, _ in stated if is_distinctive(value)]
         if not candidates:
-            return [], None
+            return _Support()
         seen = context.seen(turn)
         settings = context.config.compare
         slack = self.settings.support_date_slack_days
-        missing = [
-            Evidence(
-                span_id=turn.span_ids[0],
-                field="text",
-                actual=value.raw,
-                expected=seen.values.closest(value),
+        own = [value for value, argument in stated if argument is None]
+        found = _Support()
+        for value in candidates:
+            if seen.values.supports(value, settings, date_slack_days=slack):
+                continue
+            how = derive(value, turn.text or "", own, seen.values, settings)
+            if how is not None:
+                found.derived.append(how)
+                continue
+            found.missing.append(
+                Evidence(
+                    span_id=turn.span_ids[0],
+                    field="text",
+                    actual=value.raw,
+                    expected=seen.values.closest(value),
+                )
             )
-            for value in candidates
-            if not seen.values.supports(value, settings, date_slack_days=slack)
-        ]
-        if missing and seen.blind is not None:
-            return [], f"cannot judge unsupported values: {seen.blind}"
-        return missing, None
+        if found.missing and seen.blind is not None:
+            return _Support(blind=f"cannot judge unsupported values: {seen.blind}")
+        return found
+
+
+def _claimed_successes(context: MetricContext, turn: Turn) -> list[ClaimedSuccess]:
+    """Sentences of the turn reporting as done an action whose call failed, unrecovered."""
+    graph = context.session.graph
+    if not turn.text or graph is None or turn.turn_id not in graph:
+        return []
+    by_id = {t.turn_id: t for t in context.session.turns}
+    seen = sorted((by_id[a] for a in nx.ancestors(graph, turn.turn_id)), key=lambda t: t.index)
+    before = [t for t in context.tool_turns if t.index < turn.index]
+    return claimed_successes(turn.text, unrecovered_failures(seen, before))
+
+
+def _claimed_result(turn: Turn, claimed: list[ClaimedSuccess]) -> MetricResult:
+    """The failed verdict of success claimed after failure, naming the failed call."""
+    evidence = []
+    details = []
+    for claim in claimed:
+        call = claim.failed.tool_call
+        assert call is not None
+        details.append(
+            f"reports {call.name} as done ({claim.sentence!r}) but {claim.failed.turn_id} "
+            f"{call.name} failed: {call.error}, and no later call of it succeeded"
+        )
+        evidence.append(Evidence(span_id=turn.span_ids[0], field="text", actual=claim.sentence))
+        evidence.append(
+            Evidence(span_id=claim.failed.span_ids[0], field="status", actual=call.error)
+        )
+    return result(
+        NAME,
+        turn,
+        Outcome.FAIL,
+        "success claimed after failure: " + "; ".join(details[:3]),
+        score=0.0,
+        evidence=evidence,
+    )
 
 
 def _against_facts(

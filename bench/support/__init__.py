@@ -1,0 +1,1 @@
+"""Perturbation benchmark of the support check (`python -m bench.support.run`)."""

@@ -1,0 +1,170 @@
+"""Perturbation benchmark of the support check: how often a changed number still passes.
+
+Takes every answer and reasoning turn of real sessions (the tau-bench airline and
+Who&When development sets; not shipped with the repository), and for each number it
+states that the check accepts, changes that one number by a plausible amount (3 % to 50 %,
+written the same way) to a value the turn did not see, and judges the turn again with
+``correctness.truthfulness``. Prints per data set:
+
+- false pass: perturbed turns that still pass (the check missed an invented number);
+- false fail: unperturbed turns that fail (turns stating at least one checked value);
+
+then the derivations the check accepted on unperturbed turns and a sample of the false
+passes, so each can be read.
+
+    python -m bench.support.run [--shared DIR] [--per-turn N] [--seed S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from aem.cases import Case, load_cases
+from aem.compare.extract import extract_claims
+from aem.config import AemConfig
+from aem.evaluate import Evaluator
+from aem.graph import attach_graph
+from aem.metrics.context import MetricContext
+from aem.metrics.support import is_distinctive
+from aem.metrics.truthfulness import Truthfulness
+from aem.model import Outcome, Session, TurnKind
+from bench.support.perturb import perturbations
+from collectors.assembler import SessionAssembler
+from collectors.readers import read_batches
+
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA_SETS = {
+    "tau-bench airline": ("tau-bench-airline-dev/traces.otlp.jsonl", "references.jsonl"),
+    "Who&When AG": ("whowhen-dev/whowhen_algorithm_generated.otlp.jsonl", None),
+    "Who&When HC": ("whowhen-dev/whowhen_hand_crafted.otlp.jsonl", None),
+}
+
+
+@dataclass
+class Tally:
+    """Counts of one data set, and examples to read."""
+
+    turns: int = 0
+    failed_turns: int = 0
+    perturbed: int = 0
+    passed_perturbed: int = 0
+    no_perturbation: int = 0
+    false_passes: list[str] = field(default_factory=list)
+    derivations: list[str] = field(default_factory=list)
+
+
+def sessions(traces: Path) -> Iterator[Session]:
+    """Every session of a trace file, with its turn graph (as the audit builds it)."""
+    assembler = SessionAssembler(idle=10**9)
+    for batch in read_batches(str(traces)):
+        for span in batch.spans:
+            assembler.add(span, 0)
+    evaluator = Evaluator(AemConfig())
+    for closed in assembler.drain():
+        session = evaluator.build(closed)
+        attach_graph(session)
+        yield session
+
+
+def measure(
+    session: Session, case: Case | None, tally: Tally, rng: random.Random, per_turn: int
+) -> None:
+    """Judge each narrating turn as written, then with one number changed at a time."""
+    config = AemConfig()
+    context = MetricContext(session=session, case=case, config=config)
+    metric = Truthfulness()
+    for turn in session.turns:
+        if turn.kind not in (TurnKind.ANSWER, TurnKind.REASONING) or not turn.text:
+            continue
+        claims = [
+            v
+            for v in extract_claims(turn.text, config.compare)
+            if v.kind == "number" and is_distinctive(v)
+        ]
+        if not claims:
+            continue
+        tally.turns += 1
+        verdict = metric.judge(context, turn)
+        if verdict.outcome is Outcome.FAIL:
+            tally.failed_turns += 1
+            continue
+        if "derived:" in verdict.explanation:
+            tally.derivations.append(f"{session.session_id} {turn.turn_id}: {verdict.explanation}")
+        seen = context.seen(turn).values
+        for claim in rng.sample(claims, min(per_turn, len(claims))):
+            changed = _unseen_perturbation(claim, seen, config, rng)
+            if changed is None:
+                tally.no_perturbation += 1
+                continue
+            text = turn.text[: claim.start] + changed + turn.text[claim.end :]
+            again = metric.judge(context, turn.model_copy(update={"text": text}))
+            tally.perturbed += 1
+            if again.outcome is not Outcome.FAIL:
+                tally.passed_perturbed += 1
+                tally.false_passes.append(
+                    f"{session.session_id} {turn.turn_id}: {claim.raw} -> {changed}: "
+                    f"{again.explanation[:200]}"
+                )
+
+
+def _unseen_perturbation(claim, seen, config, rng) -> str | None:  # type: ignore[no-untyped-def]
+    """The first plausible rewrite whose value the check would look at (distinctive) and
+    the turn did not see as such."""
+    for raw in perturbations(claim, rng):
+        values = [v for v in extract_claims(raw, config.compare) if v.kind == "number"]
+        if (
+            len(values) == 1
+            and is_distinctive(values[0])
+            and not seen.supports(values[0], config.compare)
+        ):
+            return raw
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shared", type=Path, default=SHARED, help="the shared data folder")
+    parser.add_argument("--per-turn", type=int, default=3, help="numbers changed per turn")
+    parser.add_argument("--seed", type=int, default=8)
+    parser.add_argument("--examples", type=int, default=15)
+    args = parser.parse_args(argv)
+    rng = random.Random(args.seed)
+    totals = Tally()
+    for name, (traces, references) in DATA_SETS.items():
+        path = args.shared / traces
+        cases = load_cases(path.parent / references) if references else {}
+        tally = Tally()
+        for session in sessions(path):
+            measure(session, cases.get(session.session_id), tally, rng, args.per_turn)
+        _report(name, tally, args.examples)
+        for key in ("turns", "failed_turns", "perturbed", "passed_perturbed", "no_perturbation"):
+            setattr(totals, key, getattr(totals, key) + getattr(tally, key))
+    _report("all", totals, 0)
+    return 0
+
+
+def _report(name: str, tally: Tally, examples: int) -> None:
+    false_pass = tally.passed_perturbed / max(tally.perturbed, 1)
+    false_fail = tally.failed_turns / max(tally.turns, 1)
+    print(
+        f"{name}: false pass {tally.passed_perturbed}/{tally.perturbed} = {false_pass:.1%}; "
+        f"false fail {tally.failed_turns}/{tally.turns} = {false_fail:.1%} "
+        f"(no unseen perturbation for {tally.no_perturbation} value(s))"
+    )
+    for line in tally.derivations[:examples]:
+        print("  derived   ", line[:300])
+    for line in tally.false_passes[:examples]:
+        print("  false pass", line[:300])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
