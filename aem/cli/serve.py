@@ -49,7 +49,7 @@ def serve_help() -> str:
     lines += [
         "",
         "Sinks: serve.sinks.jsonl.path=FILE; serve.sinks.otlp.endpoint=URL (with "
-        "serve.sinks.otlp.signals = spans, logs or both); serve.sinks.phoenix.endpoint=URL. "
+        "serve.sinks.otlp.signals = spans, logs or both); serve.sinks.phoenix.url=URL. "
         "Guides: docs/deploy.md, docs/integrations/.",
     ]
     return "\n".join(lines)
