@@ -185,18 +185,22 @@ def render_calibration(result: CalibrationResult, console: Console, *, max_rows:
         step = len(rows) / max_rows
         keep = {rows[int(k * step)] for k in range(max_rows)}
         rows = [r for r in result.rows if r in keep or r is result.best]
+    # Thresholds closer than the 4 printed decimals (the configured one next to a
+    # midpoint) print as the same row: show it once, with both rows' marks.
+    shown: dict[tuple[str, str, str], list[str]] = {}
     for row in rows:
-        marks = []
+        cells = (
+            f"{row.threshold:.4f}",
+            f"{row.false_match_rate:.1%} ({row.false_matches}/{result.text_different})",
+            f"{row.false_mismatch_rate:.1%} ({row.false_mismatches}/{result.text_same})",
+        )
+        marks = shown.setdefault(cells, [])
         if row is result.best:
             marks.append("balanced (picked)")
         if abs(row.threshold - result.current_threshold) < 1e-9:
             marks.append("current")
-        table.add_row(
-            f"{row.threshold:.4f}",
-            f"{row.false_match_rate:.1%} ({row.false_matches}/{result.text_different})",
-            f"{row.false_mismatch_rate:.1%} ({row.false_mismatches}/{result.text_same})",
-            ", ".join(marks),
-        )
+    for cells, marks in shown.items():
+        table.add_row(*cells, ", ".join(marks))
     console.print(table)
     if result.best is None:
         console.print("No free-text pairs: the text threshold cannot be calibrated from this file.")
