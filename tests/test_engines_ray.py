@@ -36,9 +36,11 @@ def local_ray() -> Iterator[None]:
     ray.shutdown()
 
 
-def test_cli_ray_engine_report_equals_single_process() -> None:
+def test_cli_ray_engine_report_equals_single_process(tmp_path: Path) -> None:
     single = audit_json("sample_traces", "--workers", "1")
-    assert_same(single, audit_json("sample_traces", "--engine", "ray"), "Ray report on samples")
+    on_ray = audit_json("sample_traces", "--engine", "ray", "--sessions-dir", str(tmp_path))
+    assert_same(single, on_ray, "Ray report on samples")
+    assert list(tmp_path.glob("*.parquet"))
 
 
 def test_library_ray_engine_on_tau_bench_writes_sessions(tmp_path: Path) -> None:

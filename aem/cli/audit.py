@@ -21,7 +21,14 @@ from aem.cases import CasesError, load_cases
 from aem.cli.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_ROOT_CAUSES, err_console, fail
 from aem.config import load_config
 from aem.engines import EngineError
-from aem.engines.commands import Engine, EngineOption, WorkersOption, audit_on_ray, local_workers
+from aem.engines.commands import (
+    Engine,
+    EngineOption,
+    SessionsDirOption,
+    WorkersOption,
+    audit_on_ray,
+    local_workers,
+)
 from aem.gates import apply_gates, gate_exit_code, parse_gates
 from aem.model import AuditReport, ClosedSession
 from aem.ranking import load_taxonomy
@@ -92,6 +99,7 @@ def audit(
     gate: GateOption = None,
     workers: WorkersOption = None,
     engine: EngineOption = Engine.LOCAL,
+    sessions_dir: SessionsDirOption = None,
 ) -> None:
     """Evaluate every session in OTLP trace files; print turns, labels and root causes.
 
@@ -112,6 +120,7 @@ def audit(
     report = _run_audit(
         engine,
         workers,
+        sessions_dir,
         paths,
         progress if progress is not None else sys.stderr.isatty() and not json_,
         cases=case_map,
@@ -156,13 +165,20 @@ def exit_code(report: AuditReport) -> int:
 
 
 def _run_audit(
-    engine: Engine, workers: int | None, paths: list[str], show_progress: bool, **options: Any
+    engine: Engine,
+    workers: int | None,
+    sessions_dir: Path | None,
+    paths: list[str],
+    show_progress: bool,
+    **options: Any,
 ) -> AuditReport:
     """The audit on the engine ``--engine`` names, with ``--workers`` of it."""
+    if engine is Engine.LOCAL and sessions_dir is not None:
+        fail("--sessions-dir needs --engine ray (the JSON report, --out, holds every session)")
     if engine is Engine.LOCAL:
         return _read_with_progress(paths, show_progress, workers=local_workers(workers), **options)
     try:
-        return audit_on_ray(paths, workers, show_progress, **options)
+        return audit_on_ray(paths, workers, show_progress, output=sessions_dir, **options)
     except EngineError as exc:
         fail(exc)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Callable
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -37,6 +38,14 @@ EngineOption = Annotated[
     typer.Option(
         help="local: this machine; ray: Ray Data (pip install 'aem[ray]'), on the cluster "
         "at RAY_ADDRESS, else on a Ray started for this run",
+    ),
+]
+
+SessionsDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="with --engine ray: also write per-session reports there as Parquet (one row per "
+        "session: session_id, root_causes, cut, report as JSON)",
     ),
 ]
 

@@ -1,22 +1,21 @@
 """``aem audit --workers N`` scaling: sessions/s for 1 and N workers, as a ratio.
 
 Why two workloads: the tau-bench dev data compares text (the embedding model dominates:
-each worker loads it once, torch gets a share of the cores), and a generated one —
-copies of the same sessions under fresh trace and session ids, with
-``compare.embed_free_text=false`` — has no model at all, so what it measures is the
-pool's own cost (packing, the pipe, the reading process keeping up). Both rates come from
-the same run on the same machine, so the ratio is what counts; each figure is the best
-of ``--repeat`` timings (the machine is shared: the load average is printed with them).
-Run from the repository root::
+each worker loads it once, torch gets a share of the cores), and a generated one — support
+conversations of ~32 spans from ``bench.session_size.workload``, each its own session, with
+``compare.embed_free_text=false`` and the metrics that always embed disabled — has no
+model at all, so what it measures is the pool's own cost (packing, the pipe, the reading
+process keeping up). Both rates come from the same run on the same machine, so the ratio
+is what counts; each figure is the best of ``--repeat`` timings (the machine is shared:
+the load average is printed with them). Run from the repository root::
 
-    python -m bench.workers.run [--repeat 2] [--copies 6] [--workers 2] [--skip-tau]
+    python -m bench.workers.run [--repeat 2] [--sessions 200] [--workers 2] [--skip-tau]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import tempfile
 import time
@@ -26,22 +25,20 @@ from aem.audit import audit_paths
 from aem.cases import load_cases
 from aem.config import AemConfig, load_config
 from aem.engines import available_cores
+from bench.session_size.workload import generate, otlp_line
 
 HERE = Path(__file__).resolve()
 TAU = HERE.parents[3] / "shared" / "data" / "tau-bench-airline-dev"
-_TRACE_ID = re.compile(rb'"traceId":"[0-9a-fA-F]{8}')
-_CONVERSATION = b'conversation.id","value":{"stringValue":"'
+# Metrics that embed text whatever compare.embed_free_text says.
+_EMBEDDING_METRICS = '["groundedness", "refusal", "correctness.completeness"]'
 
 
-def unique_copies(source: Path, target: Path, copies: int) -> None:
-    """``copies`` copies of ``source``, each session under fresh trace and session ids."""
-    lines = source.read_bytes().splitlines()
-    with target.open("wb") as out:
-        for copy in range(copies):
-            tag = f"{copy:08x}".encode()
-            for line in lines:
-                line = _TRACE_ID.sub(b'"traceId":"' + tag, line)
-                out.write(line.replace(_CONVERSATION, _CONVERSATION + tag + b"-") + b"\n")
+def generated_sessions(target: Path, sessions: int) -> None:
+    """``sessions`` generated conversations, one OTLP line (one trace) each."""
+    with target.open("w", encoding="utf-8") as out:
+        for number in range(sessions):
+            spans = generate(30, session_id=f"generated-{number:05d}", seed=number)
+            out.write(otlp_line(spans) + "\n")
 
 
 def best_rate(
@@ -82,13 +79,13 @@ def measure(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=2, help="timings per figure (best kept)")
-    parser.add_argument("--copies", type=int, default=6, help="copies in the generated load")
+    parser.add_argument("--sessions", type=int, default=200, help="generated sessions")
     parser.add_argument("--workers", type=int, default=2, help="compared with 1 worker")
     parser.add_argument("--skip-tau", action="store_true", help="only the generated workload")
     args = parser.parse_args()
     source = TAU / "traces.otlp.jsonl"
-    if not source.exists():
-        print(f"needs the tau-bench dev data at {TAU}", file=sys.stderr)
+    if not args.skip_tau and not source.exists():
+        print(f"needs the tau-bench dev data at {TAU} (or --skip-tau)", file=sys.stderr)
         return 2
     counts = [1, args.workers]
     print(
@@ -96,12 +93,14 @@ def main() -> int:
     )
     with tempfile.TemporaryDirectory() as tmp:
         generated = Path(tmp) / "generated.otlp.jsonl"
-        unique_copies(source, generated, args.copies)
-        no_text = load_config(None, ["compare.embed_free_text=false"])
+        generated_sessions(generated, args.sessions)
+        no_text = load_config(
+            None, ["compare.embed_free_text=false", f"metrics.disabled={_EMBEDDING_METRICS}"]
+        )
         measure("generated, no text", [str(generated)], counts, args.repeat, no_text, None)
     # The single-process runs above ran here: the model must not have been needed.
     print(
-        f"embedding model imported for the generated load: {'sentence_transformers' in sys.modules}"
+        f"embedding model imported by the generated load: {'sentence_transformers' in sys.modules}"
     )
     if not args.skip_tau:
         cases = load_cases(TAU / "references.jsonl")
