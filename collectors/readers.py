@@ -290,6 +290,10 @@ def _decode_json_line(data: bytes, source: str, number: int, max_attribute_bytes
             kind = "truncated_json" if _looks_truncated(text) else "bad_json"
             return Batch([], [_issue(kind, f"not valid JSON: {exc}", source, number)])
         document, issues = parsed
+    other = _other_signal(document)
+    if other is not None:
+        message = f"an OTLP {other} record, not traces: nothing in it to evaluate"
+        return Batch([], [*issues, _issue("not_traces", message, source, number)])
     origin = SourceRef(source, number)
     try:
         spans, span_issues = decode_json_traces(
@@ -298,6 +302,17 @@ def _decode_json_line(data: bytes, source: str, number: int, max_attribute_bytes
     except DecodeError as exc:
         return Batch([], [*issues, _issue("not_otlp", str(exc), source, number)])
     return Batch(spans, issues + span_issues, source, number)
+
+
+def _other_signal(document: Any) -> str | None:
+    """``"logs"`` or ``"metrics"`` for an OTLP record of that signal: a logs file next to
+    the traces in a directory is reported as such, not read as an empty trace file."""
+    if not isinstance(document, dict) or "resourceSpans" in document:
+        return None
+    for key, signal in (("resourceLogs", "logs"), ("resourceMetrics", "metrics")):
+        if key in document:
+            return signal
+    return None
 
 
 def _lenient_json(data: bytes, source: str, number: int) -> tuple[Any, list[InputIssue]] | None:
