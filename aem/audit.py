@@ -130,9 +130,11 @@ def audit_paths(
 def _engine(
     workers: int, config: AemConfig, cases: Mapping[str, Case] | None, deliver: Deliver
 ) -> SessionEngine:
-    """Evaluation here for one worker, in a process pool for more."""
+    """Evaluation here for one worker, in a process pool for more. The evaluator is built
+    here either way: a plug-in that cannot load fails the audit before it starts."""
+    evaluator = Evaluator(config, cases)
     if workers <= 1:
-        return InProcessEngine(Evaluator(config, cases), deliver)
+        return InProcessEngine(evaluator, deliver)
     from aem.engines.pool import PoolEngine
 
     return PoolEngine(workers, config, cases, deliver)

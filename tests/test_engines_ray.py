@@ -38,7 +38,9 @@ def local_ray() -> Iterator[None]:
 
 def test_cli_ray_engine_report_equals_single_process(tmp_path: Path) -> None:
     single = audit_json("sample_traces", "--workers", "1")
-    on_ray = audit_json("sample_traces", "--engine", "ray", "--sessions-dir", str(tmp_path))
+    on_ray = audit_json(
+        "sample_traces", "--engine", "ray", "--workers", "2", "--sessions-dir", str(tmp_path)
+    )
     assert_same(single, on_ray, "Ray report on samples")
     assert list(tmp_path.glob("*.parquet"))
 

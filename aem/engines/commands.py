@@ -29,6 +29,7 @@ WorkersOption = Annotated[
     int | None,
     typer.Option(
         min=1,
+        envvar="AEM_WORKERS",
         help="processes evaluating sessions (default: one per core; 1 = in this process). "
         "With --engine ray: the CPUs of a local Ray and the evaluation actors",
     ),

@@ -23,6 +23,7 @@ from __future__ import annotations
 import atexit
 import multiprocessing
 import pickle
+import sys
 import time
 import uuid
 from collections import deque
@@ -45,13 +46,14 @@ _CHUNK_SECONDS = 0.05
 _MAX_CHUNK_SESSIONS = 64
 _IN_FLIGHT_PER_WORKER = 4
 # Imported once in the forkserver, so every worker forked from it starts with them.
-_PRELOAD = ["aem.engines.pool"]
+_PRELOAD = ["aem.engines.pool", "aem.engines._preload"]
 _PRELOAD_EMBEDDING = [*_PRELOAD, "sentence_transformers"]
 
 # In a worker process: the audit it is serving and that audit's evaluator.
 _JOB: tuple[str, Evaluator] | None = None
-# In the calling process: the pool, kept for the next audit with the same worker count.
-_POOL: tuple[int, ProcessPoolExecutor] | None = None
+# In the calling process: the pool, kept for the next audit with the same worker count
+# and module search path (workers import plug-ins from the path they were started with).
+_POOL: tuple[tuple[int, tuple[str, ...]], ProcessPoolExecutor] | None = None
 
 
 def worker_config(config: AemConfig, workers: int) -> AemConfig:
@@ -85,13 +87,14 @@ def shared_pool(workers: int, *, embeds: bool) -> ProcessPoolExecutor:
     sentence-transformers once, while this process reads on: each worker forked from it
     then only loads the model's weights, instead of paying torch's import again."""
     global _POOL
-    if _POOL is not None and _POOL[0] == workers:
+    key = (workers, tuple(sys.path))
+    if _POOL is not None and _POOL[0] == key:
         return _POOL[1]
     shutdown_pool()
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(_PRELOAD_EMBEDDING if embeds else _PRELOAD)
     forkserver.ensure_running()
-    _POOL = (workers, ProcessPoolExecutor(max_workers=workers, mp_context=context))
+    _POOL = (key, ProcessPoolExecutor(max_workers=workers, mp_context=context))
     return _POOL[1]
 
 

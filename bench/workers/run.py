@@ -9,7 +9,7 @@ process keeping up). Both rates come from the same run on the same machine, so t
 is what counts; each figure is the best of ``--repeat`` timings (the machine is shared:
 the load average is printed with them). Run from the repository root::
 
-    python -m bench.workers.run [--repeat 2] [--sessions 200] [--workers 2] [--skip-tau]
+    python -m bench.workers.run [--repeat 3] [--sessions 200] [--workers 2] [--skip-tau]
 """
 
 from __future__ import annotations
@@ -41,20 +41,6 @@ def generated_sessions(target: Path, sessions: int) -> None:
             out.write(otlp_line(spans) + "\n")
 
 
-def best_rate(
-    paths: list[str], workers: int, repeat: int, config: AemConfig, cases: dict | None
-) -> tuple[float, int, list[float]]:
-    """(best sessions/s, sessions, every timing in seconds) over ``repeat`` audits."""
-    timings: list[float] = []
-    sessions = 0
-    for _ in range(repeat):
-        start = time.perf_counter()
-        report = audit_paths(paths, cases=cases, config=config, workers=workers)
-        timings.append(time.perf_counter() - start)
-        sessions = len(report.sessions)
-    return sessions / min(timings), sessions, timings
-
-
 def measure(
     name: str,
     paths: list[str],
@@ -63,22 +49,31 @@ def measure(
     config: AemConfig,
     cases: dict | None,
 ) -> None:
-    """One workload: a line per worker count, the ratio against the first count."""
-    base = None
+    """One workload: a line per worker count, best of ``repeat``, the ratio against the
+    first count. Counts alternate within each round, so a change of load between rounds
+    hits every count alike (the first round also pays each pool's start)."""
+    timings: dict[int, list[float]] = {count: [] for count in counts}
+    sessions = 0
+    for _ in range(repeat):
+        for workers in counts:
+            start = time.perf_counter()
+            report = audit_paths(paths, cases=cases, config=config, workers=workers)
+            timings[workers].append(time.perf_counter() - start)
+            sessions = len(report.sessions)
+    base = sessions / min(timings[counts[0]])
     for workers in counts:
-        rate, sessions, timings = best_rate(paths, workers, repeat, config, cases)
-        base = base or rate
-        spread = ", ".join(f"{t:.1f}" for t in timings)
+        rate = sessions / min(timings[workers])
+        spread = ", ".join(f"{t:.1f}" for t in timings[workers])
         print(
-            f"{name:<22} workers={workers}  {sessions:>4} sessions  {rate:8.2f} sessions/s  "
-            f"x{rate / base:.2f}  (timings s: {spread}; load {os.getloadavg()[0]:.1f})",
+            f"{name:<20} workers={workers}  {sessions:>4} sessions  {rate:7.2f} sessions/s  "
+            f"x{rate / base:.2f}  (timings s: {spread}; load now {os.getloadavg()[0]:.1f})",
             flush=True,
         )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=2, help="timings per figure (best kept)")
+    parser.add_argument("--repeat", type=int, default=3, help="timings per figure (best kept)")
     parser.add_argument("--sessions", type=int, default=200, help="generated sessions")
     parser.add_argument("--workers", type=int, default=2, help="compared with 1 worker")
     parser.add_argument("--skip-tau", action="store_true", help="only the generated workload")
