@@ -195,7 +195,7 @@ def render(report: AuditReport, console: Console, *, sessions: bool = True) -> N
     console.print(
         f"{plural(len(report.sessions), 'session')}, {report.sessions_with_root_cause} with "
         f"a root cause, {plural(report.spans_read, 'span')} read"
-        + (f", {plural(unchecked, 'turn')} not checked" if unchecked else "")
+        + (f", {unchecked} turns not checked" if unchecked else "")
     )
     if report.sessions and not any(s.case_found for s in report.sessions):
         console.print(
