@@ -136,7 +136,16 @@ class Evaluator:
     ) -> RootCause:
         """A flagged turn, named by its first failed metric outside ``left_out``."""
         failed_metrics = [m for m in failed if m not in left_out]
-        category = categorize(failed_metrics[0], turn.kind.value, turn.name, self.config.taxonomy)
+        explanation = next(
+            (m.explanation for m in verdict.metrics if m.name == failed_metrics[0]), None
+        )
+        category = categorize(
+            failed_metrics[0],
+            turn.kind.value,
+            turn.name,
+            self.config.taxonomy,
+            explanation=explanation,
+        )
         return RootCause(
             turn_id=turn.turn_id,
             span_ids=verdict.span_ids,

@@ -112,11 +112,6 @@ def _serve(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="aem/serve/http_receiver.py: OtlpHttpServer.server_close runs on a bind failure "
-    "before self.deadlines exists (AttributeError, exit 3); reported to the serve owner",
-)
 def test_serve_exits_2_without_traceback_when_the_port_is_in_use(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -80,11 +80,6 @@ def test_explanation_pattern_rule_is_deterministic_and_first_match_wins() -> Non
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="aem/evaluate.py Evaluator._root_cause does not yet pass the failed metric's "
-    "explanation to categorize(); explanation rules match through the library only",
-)
 def test_explanation_rule_categorises_through_the_audit() -> None:
     _, report, _ = run_audit(
         str(SAMPLES / "parallel_tools.otlp.jsonl"), "--taxonomy", str(TAXONOMY)

@@ -449,7 +449,9 @@ class OtlpHttpServer(ThreadingHTTPServer):
                 conn.close()
 
     def server_close(self) -> None:
-        self.deadlines.stop()
+        deadlines = getattr(self, "deadlines", None)  # absent when the bind itself failed
+        if deadlines is not None:
+            deadlines.stop()
         super().server_close()
 
 
