@@ -29,6 +29,7 @@ lint: setup
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/python -m scripts.check_function_length
 
 # The HTML report's browser tests drive Debian's Chromium (Playwright's own browser
 # download needs a network this machine does not have); skipped when already installed.
