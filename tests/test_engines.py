@@ -9,42 +9,15 @@ slice), compared with the single-process run of the same working tree, not with 
 
 from __future__ import annotations
 
-import contextlib
-import difflib
-import functools
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from aem.audit import AuditProgress, InProcessEngine, Outcomes
 from aem.engines.compact import pack_sessions, unpack_sessions
 from aem.model import ClosedSession, InputIssue, SessionReport, SourceRef, SpanEvent, SpanRecord
-from scripts.golden_reports import INPUTS, REPO
-
-
-@functools.cache
-def audit_json(name: str, *options: str) -> str:
-    """``aem audit --json`` on one golden input, run from the repository root (each run
-    once per test session: the Ray tests compare with the same single-process runs)."""
-    from aem.cli import app
-
-    paths, cases = INPUTS[name]
-    with_cases = ["--cases", cases] if cases else []
-    with contextlib.chdir(REPO):
-        result = CliRunner().invoke(
-            app, ["audit", *paths, *with_cases, "--json", "--no-progress", *options]
-        )
-    assert result.exit_code in (0, 1), result.output
-    return result.stdout
-
-
-def assert_same(expected: str, actual: str, what: str) -> None:
-    if actual != expected:
-        delta = difflib.unified_diff(
-            expected.splitlines(keepends=True), actual.splitlines(keepends=True), n=2
-        )
-        pytest.fail(f"{what} differs:\n{''.join(list(delta)[:60])}")
+from scripts.golden_reports import INPUTS
+from tests.engines_kit import assert_same, audit_json
 
 
 @pytest.mark.slow
