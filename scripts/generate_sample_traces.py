@@ -1200,6 +1200,159 @@ def weather_openllmetry_legacy() -> list[str]:
 
 
 # --------------------------------------------------------------------------------------
+# Help-desk RAG sessions (groundedness and refusal): retrieval, then one answer
+# --------------------------------------------------------------------------------------
+
+HELPDESK_MODEL = "gpt-4o-mini"
+HELPDESK_SYSTEM = (
+    "You are the help desk of an online shop. Answer only from the numbered sources and "
+    "cite them as [N]. If the sources do not answer the question, say that you do not "
+    "know and offer to connect a manager."
+)
+RETURNS_DOCS = (
+    ("kb-returns-1", "Refunds are accepted within 30 days of purchase."),
+    ("kb-returns-2", "Shipping costs are not refunded."),
+    (
+        "kb-returns-3",
+        "Refunds are paid back to the original payment method within 5 business days "
+        "after the warehouse receives the item.",
+    ),
+)
+DELIVERY_DOCS = (
+    ("kb-delivery-1", "Standard delivery takes 3 to 5 business days and costs $4.99."),
+    (
+        "kb-delivery-2",
+        "Express delivery costs $15 and arrives the next business day if ordered before 2 pm.",
+    ),
+    ("kb-delivery-3", "We deliver to the United States and Canada only."),
+)
+RU_DELIVERY_DOCS = (
+    ("kb-ru-1", "Доставка по Москве стоит 300 рублей и занимает 1–2 рабочих дня."),
+    ("kb-ru-2", "Бесплатная доставка действует для заказов от 5000 рублей."),
+    ("kb-ru-3", "Курьер звонит за час до приезда."),
+)
+
+
+@dataclass(frozen=True)
+class HelpdeskRun:
+    """One help-desk exchange: the question, what retrieval returned, the answer."""
+
+    session_id: str
+    question: str
+    documents: Sequence[tuple[str, str]]
+    answer: str
+    minute: int
+
+
+HELPDESK_RUNS = (
+    HelpdeskRun(
+        "rag-cited",
+        "How long do I have to return an item, and do I get the shipping costs back?",
+        RETURNS_DOCS,
+        "You can return an item within 30 days of purchase [1]. Shipping costs are not "
+        "refunded [2]. Is there anything else I can help with?",
+        0,
+    ),
+    HelpdeskRun(
+        "rag-invented",
+        "How long does it take to get my money back after a return?",
+        RETURNS_DOCS,
+        "The refund goes back to your original payment method within 5 business days after "
+        "the warehouse receives the item [3]. You will also get a $10 store credit for the "
+        "inconvenience.",
+        5,
+    ),
+    HelpdeskRun(
+        "rag-no-citation",
+        "How much is express delivery?",
+        DELIVERY_DOCS,
+        "Express delivery costs $15 and arrives the next business day if you order before 2 pm.",
+        10,
+    ),
+    HelpdeskRun(
+        "rag-dangling",
+        "Do you deliver to Canada?",
+        DELIVERY_DOCS,
+        "Yes, we deliver to the United States and Canada [4].",
+        15,
+    ),
+    HelpdeskRun(
+        "oos-honest",
+        "Will your pick-up point in Kazan be open on 12 June 2026? It is a public holiday.",
+        DELIVERY_DOCS,
+        "I'm sorry, I don't have information about opening hours on 12 June 2026. I can "
+        "connect you with a manager who will know, or leave your phone number and we will "
+        "call you back.",
+        20,
+    ),
+    HelpdeskRun(
+        "oos-invented",
+        "What warranty do refurbished phones have?",
+        RETURNS_DOCS,
+        "Refurbished phones come with a 6-month warranty, and you can extend it to 12 "
+        "months for $29.",
+        25,
+    ),
+    HelpdeskRun(
+        "rag-russian",
+        "Сколько стоит доставка по Москве и когда приедет курьер?",
+        RU_DELIVERY_DOCS,
+        "Доставка по Москве стоит 300 рублей и занимает 1–2 рабочих дня [1]. Курьер "
+        "позвонит за час до приезда [3].",
+        30,
+    ),
+)
+
+
+def helpdesk_session(run: HelpdeskRun) -> list[str]:
+    """A retrieval span (``gen_ai.operation.name = retrieval``) with numbered documents,
+    then one chat whose prompt lists them as ``[N]`` sources and whose output answers."""
+    session = Session(
+        run.session_id, fixed_resource("help-desk"), epoch_ns(2026, 4, 24, 9, run.minute)
+    )
+    agent = GenAIAgent(session, run.session_id, HELPDESK_MODEL, ())
+    documents = [
+        {"id": doc_id, "content": content, "score": round(0.9 - 0.07 * i, 2)}
+        for i, (doc_id, content) in enumerate(run.documents)
+    ]
+    sources = "\n".join(f"[{i}] {content}" for i, (_, content) in enumerate(run.documents, 1))
+    with agent.invoke_agent("help_desk", root=True):
+        attributes: dict[str, AttrValue] = {
+            "gen_ai.operation.name": "retrieval",
+            "gen_ai.conversation.id": run.session_id,
+            "gen_ai.data_source.id": "help-center",
+            "gen_ai.retrieval.query.text": run.question,
+            "gen_ai.retrieval.documents": compact(documents),
+        }
+        with session.span(GENAI_APP_SCOPE, "retrieval help-center", attributes, ms=60):
+            pass
+        history = [
+            message("system", text_part(f"{HELPDESK_SYSTEM}\n\nSources:\n{sources}")),
+            message("user", text_part(run.question)),
+        ]
+        agent.chat(history, text=run.answer)
+    return session.lines()
+
+
+def helpdesk_cases() -> list[dict[str, Json]]:
+    """``happy`` / ``edge`` for the answerable questions, ``oos`` for the two the sources
+    cannot answer."""
+    types = {"rag-dangling": "edge", "oos-honest": "oos", "oos-invented": "oos"}
+    return [
+        {
+            "session_id": run.session_id,
+            "type": types.get(run.session_id, "happy"),
+            "question": run.question,
+        }
+        for run in HELPDESK_RUNS
+    ]
+
+
+def helpdesk_file() -> list[str]:
+    return [line for run in HELPDESK_RUNS for line in helpdesk_session(run)]
+
+
+# --------------------------------------------------------------------------------------
 # The cases file and the entry point
 # --------------------------------------------------------------------------------------
 
@@ -1287,6 +1440,7 @@ def cases() -> list[dict[str, Json]]:
         weather_case("weather-tl"),
         weather_case("weather-tl-legacy"),
         weather_case("weather-genai"),
+        *helpdesk_cases(),
     ]
 
 
@@ -1298,6 +1452,7 @@ TRACE_FILES: dict[str, Callable[[], list[str]]] = {
     "weather_openllmetry.otlp.jsonl": weather_openllmetry,
     "weather_openllmetry_legacy.otlp.jsonl": weather_openllmetry_legacy,
     "weather_genai.otlp.jsonl": weather_genai,
+    "helpdesk_rag.otlp.jsonl": helpdesk_file,
 }
 CASES_FILE = "cases.jsonl"
 

@@ -70,8 +70,12 @@ def test_ranking_and_exit_code(audit: tuple[int, dict]) -> None:
     signatures = {r["signature"]: r for r in report["ranking"]}
     assert "correctness.truthfulness|reasoning|refunds_agent|-" in signatures
     # sample_traces/ also holds the scorecard runs (sessions without turns): share is per session.
-    share = round(1 / len(report["sessions"]), 4)
-    assert all(r["sessions"] == 1 and r["share"] == share for r in report["ranking"])
+    total = len(report["sessions"])
+    assert all(r["share"] == round(r["sessions"] / total, 4) for r in report["ranking"])
+    # Each root cause of the original samples hits one session; the help-desk samples
+    # (groundedness) fail three answers of one agent under one signature.
+    assert signatures["correctness.truthfulness|reasoning|refunds_agent|-"]["sessions"] == 1
+    assert signatures["groundedness|answer|help_desk|-"]["sessions"] == 3
     assert report["version"] == "1.0"
 
 

@@ -43,7 +43,19 @@ EXPECTED_FILES: dict[str, tuple[str, str, int]] = {
         5,
     ),
 }
-GENERATED = [*EXPECTED_FILES, "cases.jsonl"]
+# One file of seven help-desk sessions (groundedness and refusal, docs/groundedness.md);
+# tests/test_groundedness*.py and tests/test_refusal.py check their verdicts.
+HELPDESK_FILE = "helpdesk_rag.otlp.jsonl"
+HELPDESK_SESSIONS = {
+    "rag-cited",
+    "rag-invented",
+    "rag-no-citation",
+    "rag-dangling",
+    "oos-honest",
+    "oos-invented",
+    "rag-russian",
+}
+GENERATED = [*EXPECTED_FILES, HELPDESK_FILE, "cases.jsonl"]
 
 TRACE_ID = re.compile(r"^[0-9a-f]{32}$")
 SPAN_ID = re.compile(r"^[0-9a-f]{16}$")
@@ -336,7 +348,8 @@ def test_weather_run_is_the_same_in_every_dialect(spans: dict[str, list[Span]]) 
 
 def test_cases_file_loads_and_covers_every_session() -> None:
     cases = load_cases(SAMPLES / "cases.jsonl")
-    assert set(cases) == {session_id for _, session_id, _ in EXPECTED_FILES.values()}
+    expected = {session_id for _, session_id, _ in EXPECTED_FILES.values()}
+    assert set(cases) == expected | HELPDESK_SESSIONS
     refunds = cases["refunds-march"]
     assert refunds.facts == {"period": "2026-03", "customer_id": "C-1042"}
     assert refunds.expected_tool_calls is not None

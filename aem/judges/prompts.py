@@ -16,6 +16,8 @@ from importlib.resources import files
 from aem.judges.base import JudgeRequest
 
 PROMPT_VERSION = "v1"
+# Step-shaped requests (a yes/no ``mistake`` verdict) whose check has a prompt of its own.
+_STEP_PROMPTS = {"groundedness": "groundedness", "refusal": "refusal"}
 _CHECK_PROMPTS = {
     "check.relevance": "relevance",
     "check.faithfulness": "faithfulness",
@@ -49,7 +51,8 @@ def render_messages(request: JudgeRequest, nonce: str | None = None) -> list[dic
     user message. ``judge.step`` requests (``request.step``) get the step prompt."""
     nonce = nonce or secrets.token_hex(6)
     if request.step is not None:
-        system = prompt_text("step").replace("{nonce}", nonce)
+        prompt = _STEP_PROMPTS.get(request.check, "step")
+        system = prompt_text(prompt).replace("{nonce}", nonce)
         user = data_block(nonce, "step", request.step) + "\n\nReply with the JSON object only."
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
     check = _CHECK_PROMPTS.get(request.check)

@@ -26,6 +26,7 @@ import networkx as nx
 from pydantic import Field
 
 from aem.compare.extract import StatedValue, extract_claims, extract_values
+from aem.metrics.applies import refusal_owns
 from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
 from aem.metrics.claimed_success import (
     ClaimedSuccess,
@@ -191,7 +192,9 @@ class Truthfulness(BaseMetric[TruthfulnessSettings]):
             reference = _fact_values(context.facts, settings)
         stated = list(_stated(turn, settings))
         narrates = turn.kind is not TurnKind.TOOL_CALL
-        checks_support = self.settings.require_support and narrates
+        checks_support = (
+            self.settings.require_support and narrates and not refusal_owns(context, turn)
+        )
         support = self._support(context, turn, stated) if checks_support else _Support()
         claimed = (
             _claimed_successes(context, turn)

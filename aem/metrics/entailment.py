@@ -1,0 +1,461 @@
+"""Is one claim supported by the context? The embedded default, offline, no model call.
+
+A claim is supported when all of these hold:
+
+* every value it states (number, amount, date, period, id) is in the context, by AEM's
+  semantic comparison (``$4.99`` = ``4.99 USD``, ``March 16, 2026`` = ``2026-03-16``);
+* every name it states (a capitalised word not opening the sentence, an acronym: ``UPS``,
+  ``Mexico``) occurs in the context;
+* when the context holds prose (a document, a text result) — JSON records alone have no
+  sentences to entail anything, so there values and names are the whole check — its
+  nearest passage — by sentence-embedding cosine, or by the share of the claim's
+  word stems the passage holds (what carries Russian: the bundled model reads English
+  best) — reaches the threshold;
+* that passage says it with the same polarity (no ``not`` dropped or added) and without
+  a restricting word the claim adds (``only``, ``always``, ``guaranteed``, ``только``…).
+
+Why the extra rules: an embedding of "Shipping costs are refunded" is closer to "Shipping
+costs are not refunded" than any paraphrase is, and "… for premium members only" to the
+same sentence without the qualifier; cosine alone passes both. ``bench/groundedness``
+measures the whole rule on labelled claims.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+import numpy as np
+
+from aem.compare.core import SemanticComparator
+from aem.compare.extract import StatedValue, extract_claims
+from aem.compare.settings import CompareSettings
+from aem.metrics.claims import words
+from aem.metrics.grounding import Grounding, Passage
+from aem.metrics.support import SeenValues, day_range
+
+_STOP = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "and",
+        "or",
+        "but",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "with",
+        "from",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "you",
+        "your",
+        "we",
+        "our",
+        "they",
+        "their",
+        "he",
+        "she",
+        "his",
+        "her",
+        "i",
+        "my",
+        "me",
+        "us",
+        "them",
+        "can",
+        "could",
+        "will",
+        "would",
+        "shall",
+        "should",
+        "may",
+        "might",
+        "must",
+        "do",
+        "does",
+        "did",
+        "has",
+        "have",
+        "had",
+        "not",
+        "no",
+        "there",
+        "here",
+        "than",
+        "then",
+        "so",
+        "if",
+        "when",
+        "which",
+        "who",
+        "what",
+        "how",
+        "also",
+        "about",
+        "into",
+        "over",
+        "after",
+        "before",
+        "и",
+        "в",
+        "во",
+        "на",
+        "с",
+        "со",
+        "по",
+        "к",
+        "ко",
+        "у",
+        "о",
+        "об",
+        "от",
+        "до",
+        "из",
+        "за",
+        "для",
+        "при",
+        "что",
+        "это",
+        "как",
+        "а",
+        "но",
+        "же",
+        "ли",
+        "бы",
+        "не",
+        "ни",
+        "вы",
+        "вам",
+        "ваш",
+        "ваша",
+        "ваши",
+        "мы",
+        "нас",
+        "наш",
+        "она",
+        "он",
+        "они",
+        "оно",
+        "его",
+        "её",
+        "их",
+        "быть",
+        "был",
+        "была",
+        "были",
+        "есть",
+    ]
+)
+_NEGATION = frozenset(
+    [
+        "not",
+        "no",
+        "never",
+        "cannot",
+        "cant",
+        "can't",
+        "won't",
+        "don't",
+        "doesn't",
+        "isn't",
+        "aren't",
+        "wasn't",
+        "weren't",
+        "without",
+        "none",
+        "nor",
+        "не",
+        "нет",
+        "нельзя",
+        "никогда",
+        "ни",
+        "без",
+    ]
+)
+_RESTRICTING = (
+    "only",
+    "just",
+    "exclusiv",
+    "except",
+    "unless",
+    "always",
+    "never",
+    "guarant",
+    "every",
+    "free",
+    "even",
+    "только",
+    "лишь",
+    "всегд",
+    "никогд",
+    "гарант",
+    "кроме",
+    "любо",
+    "все",
+    "беспл",
+    "даже",
+)
+# "per dollar" and "every dollar" say the same: a restricting word the passage says
+# in other words is not added.
+_EVERY = frozenset({"every", "each", "per", "all", "any", "каждый", "каждого", "каждые"})
+_YEAR = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")
+_DIGITS = re.compile(r"\d+")
+_LONG_DIGITS = 7
+_COUNT = re.compile(
+    r"^(\d+)[-\s]?(hours?|days?|weeks?|months?|years?|minutes?|nights?|дн\w*|час\w*)$",
+    re.IGNORECASE,
+)
+_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b(?:[A-ZА-ЯЁ][a-zа-яё]+|[A-ZА-ЯЁ]{2,})\b")
+
+
+def stem(word: str) -> str:
+    """A crude stem: the first 5 letters (4 in Cyrillic, whose endings run longer)."""
+    cut = 4 if any("а" <= c <= "я" or c == "ё" for c in word) else 5
+    return word[:cut]
+
+
+def content_stems(text: str) -> set[str]:
+    """Stems of the words that carry content: no stop words, no one-letter words, no
+    values (numbers and dates are the value rule's, compared by meaning)."""
+    return {
+        stem(w)
+        for w in words(text)
+        if len(w) > 1 and w not in _STOP and not any(c.isdigit() for c in w)
+    }
+
+
+def _negated(text: str) -> bool:
+    lowered = text.lower().replace("’", "'")
+    return any(w in _NEGATION for w in re.findall(r"[\w']+", lowered)) or "n't" in lowered
+
+
+def _restricting(text: str) -> set[str]:
+    said = ["every" if w in _EVERY else w for w in words(text)]
+    return {r for r in _RESTRICTING if any(w.startswith(r) for w in said)}
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """A claim's verdict, the passage it was set against, and why it failed if it did."""
+
+    claim: str
+    supported: bool
+    similarity: float
+    passage: Passage | None
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The embedded default's thresholds (the groundedness metric's settings)."""
+
+    similarity: float
+    overlap: float
+    date_slack_days: int = 0
+
+
+def value_supported(
+    value: StatedValue, grounding: Grounding, settings: CompareSettings, slack: int = 0
+) -> bool:
+    """``value`` is in the context. Stricter than truthfulness's support on two points: a
+    date that states its year must match the year (no "March 1" from another year), and
+    a long digit run (a tracking number) must match digit for digit, not within a
+    relative tolerance."""
+    seen = grounding.values
+    if value.kind in ("date", "period"):
+        if _YEAR.search(value.raw):
+            first, last = day_range(value)
+            gap = timedelta(days=slack)
+            if any(s - gap <= last and first <= e + gap for s, e, _ in seen.dates):
+                return True
+            return first == last and _day_without_year(first, seen)
+    elif value.kind == "id" and (count := _COUNT.match(value.raw.strip())):
+        # "24-hour" is "24 hours" said as an adjective: the count with its unit word.
+        number, unit = count.group(1), count.group(2).lower()[:3]
+        return re.search(rf"(?<!\d){number}\s*-?\s*{unit}", seen.text) is not None
+    elif value.kind == "number":
+        digits = "".join(_DIGITS.findall(value.raw))
+        if len(digits) >= _LONG_DIGITS and float(value.value).is_integer():  # type: ignore[arg-type]
+            return re.search(rf"(?<!\d){digits}(?!\d)", seen.text) is not None
+    return seen.supports(value, settings, date_slack_days=slack)
+
+
+_MONTHS_EN = [calendar.month_name[m].lower() for m in range(1, 13)]
+_MONTHS_RU = [
+    "января",
+    "февраля",
+    "марта",
+    "апреля",
+    "мая",
+    "июня",
+    "июля",
+    "августа",
+    "сентября",
+    "октября",
+    "ноября",
+    "декабря",
+]
+
+
+def _day_without_year(day: date, seen: SeenValues) -> bool:
+    """The context names this day and month without a year ("on 12 June", "12 июня",
+    "12.06") and no dated mention of the same day in another year: the year was inferred,
+    not changed."""
+    if any(
+        s.month == day.month and s.day == day.day and s.year != day.year for s, _, _ in seen.dates
+    ):
+        return False
+    en, ru = _MONTHS_EN[day.month - 1], _MONTHS_RU[day.month - 1]
+    forms = (
+        rf"\b{day.day}(?:st|nd|rd|th)? (?:of )?(?:{en}|{en[:3]})\b",
+        rf"\b(?:{en}|{en[:3]}) {day.day}(?:st|nd|rd|th)?\b",
+        rf"(?<!\d){day.day} {ru}",
+        rf"(?<![\d.]){day.day:02d}\.{day.month:02d}(?![\d]|\.\d)",
+    )
+    return any(re.search(form, seen.text) for form in forms)
+
+
+def _missing_value(
+    values: list[StatedValue], grounding: Grounding, comparator: SemanticComparator, slack: int
+) -> StatedValue | None:
+    for value in values:
+        if not value_supported(value, grounding, comparator.settings, slack):
+            return value
+    return None
+
+
+def _without_values(claim: str, values: list[StatedValue]) -> str:
+    """The claim with its values blanked: "March" in "March 12, 2026" is a date's month,
+    which the value rule has already compared, not a name."""
+    for value in sorted(values, key=lambda v: -v.start):
+        claim = claim[: value.start] + " " * (value.end - value.start) + claim[value.end :]
+    return claim
+
+
+def _missing_name(claim: str, grounding: Grounding) -> str | None:
+    text = grounding.values.text
+    stems = content_stems(text)
+    for match in _NAME.finditer(claim):
+        name = match.group(0)
+        if name.lower() not in text and stem(name.lower()) not in stems:
+            return name
+    return None
+
+
+def _records_restated(claim: str, values: list[StatedValue], grounding: Grounding) -> bool:
+    """A claim made mostly of values (two or more, all in the context) whose every other
+    word is in the context too: a restatement of records that the context's structure
+    spreads over several passages ("TP 537 at 09:40 (189 EUR) or FR 1946 at 17:15")."""
+    if len(values) < 2:
+        return False
+    text = grounding.values.text
+    stems = content_stems(text)
+    rest = [
+        w for w in words(claim) if w not in _STOP and len(w) > 1 and not any(c.isdigit() for c in w)
+    ]
+    return all(stem(w) in stems or w in text for w in rest)
+
+
+def _nearest(
+    claim: str, vector: np.ndarray, passages: Sequence[Passage], matrix: np.ndarray
+) -> tuple[int, float, float]:
+    """The passage that best supports ``claim``: index, cosine, and stem overlap."""
+    cosines = matrix @ vector if len(passages) else np.zeros(0)
+    stems = content_stems(claim)
+    overlaps = np.array(
+        [len(stems & content_stems(p.text)) / len(stems) if stems else 0.0 for p in passages]
+    )
+    scores = np.maximum(cosines, overlaps)
+    best = int(np.argmax(scores))
+    return best, float(cosines[best]), float(overlaps[best])
+
+
+def check_claims(
+    claims: Sequence[str],
+    grounding: Grounding,
+    comparator: SemanticComparator,
+    thresholds: Thresholds,
+) -> list[ClaimCheck]:
+    """Each claim's verdict against ``grounding`` (one embedding batch for all texts)."""
+    passages = grounding.passages
+    if not claims:
+        return []
+    if not passages:
+        return [ClaimCheck(c, False, 0.0, None, "the context holds no passage") for c in claims]
+    vectors = comparator.embedder.encode([*claims, *(p.text for p in passages)])
+    matrix = vectors[len(claims) :]
+    checks = []
+    for i, claim in enumerate(claims):
+        checks.append(_check(claim, vectors[i], grounding, matrix, comparator, thresholds))
+    return checks
+
+
+def _check(
+    claim: str,
+    vector: np.ndarray,
+    grounding: Grounding,
+    matrix: np.ndarray,
+    comparator: SemanticComparator,
+    thresholds: Thresholds,
+) -> ClaimCheck:
+    passages = grounding.passages
+    best, cosine, overlap = _nearest(claim, vector, passages, matrix)
+    passage = passages[best]
+    score = max(cosine, overlap)
+    values = extract_claims(claim, comparator.settings)
+    missing = _missing_value(values, grounding, comparator, thresholds.date_slack_days)
+    if missing is not None:
+        closest = grounding.values.closest(missing)
+        near = f" (closest: {closest!r})" if closest else ""
+        why = f"states {missing.raw!r}, which the context does not hold{near}"
+        return ClaimCheck(claim, False, score, passage, why)
+    name = _missing_name(_without_values(claim, values), grounding)
+    if name is not None:
+        return ClaimCheck(
+            claim, False, score, passage, f"names {name!r}, which the context does not"
+        )
+    if not grounding.prose:  # records only: their values and names were the check
+        return ClaimCheck(claim, True, score, passage, "")
+    covered = _records_restated(claim, values, grounding)
+    if cosine < thresholds.similarity and overlap < thresholds.overlap and not covered:
+        why = (
+            f"no passage says it (cosine {cosine:.2f} < {thresholds.similarity:.2f}, "
+            f"word overlap {overlap:.2f} < {thresholds.overlap:.2f})"
+        )
+        return ClaimCheck(claim, False, score, passage, why)
+    if not passage.prose:  # a record's fields have no polarity or qualifiers to compare
+        return ClaimCheck(claim, True, score, passage)
+    if _negated(claim) != _negated(passage.text):
+        said = "negates" if _negated(claim) else "drops the negation of"
+        return ClaimCheck(claim, False, score, passage, f"{said} the closest passage")
+    added = _restricting(claim) - _restricting(passage.text)
+    if added:
+        return ClaimCheck(
+            claim,
+            False,
+            score,
+            passage,
+            f"adds {sorted(added)[0]!r}, which the passage does not say",
+        )
+    return ClaimCheck(claim, True, score, passage)

@@ -1,0 +1,232 @@
+"""``groundedness``: every factual claim of an answer rests on what the agent had found,
+and the answer cites at least one source ``[N]``.
+
+Judged on answers to the user (not on reasoning turns: their text is the agent's own
+working, which the user never reads). The answer is split into claims (sentences and list
+items; greetings and offers of help are not claims). The context is what the answer turn
+saw (:mod:`aem.metrics.grounding`): ancestor retrievals' documents, ancestor tool
+results, the user's question. Checks, in order:
+
+1. every citation (``[N]``, ``[N, M]``, ``[N][M]``, ``[id]``) points at a source the
+   agent had — else ``dangling citation``, a failure of its own;
+2. every claim is supported (:mod:`aem.metrics.entailment`, or the configured judge) —
+   else the first unsupported claim is quoted with its closest passage and similarity;
+3. at least one citation, when the context holds documents (``require_citation``) —
+   else ``no [N] citation``.
+
+Which cases: ``happy`` / ``edge``, and cases without a type when the session retrieved
+or called a tool (:mod:`aem.metrics.applies`). No context at all: ``skip``, unless the
+case says ``requires_context: true``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+from pydantic import Field
+
+from aem.judges.base import JudgeConfigError
+from aem.metrics import judged
+from aem.metrics.applies import gets_groundedness, requires_context
+from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
+from aem.metrics.citations import Citation, find_citations, resolve
+from aem.metrics.claims import Claim, split_claims
+from aem.metrics.entailment import ClaimCheck, Thresholds, check_claims
+from aem.metrics.grounding import Grounding, grounding_of
+from aem.model import Evidence, MetricResult, Outcome, Turn
+
+NAME = "groundedness"
+JUDGE_CHECK = "groundedness"
+
+
+class GroundednessSettings(MetricSettings):
+    similarity_threshold: float = Field(
+        default=0.75,
+        ge=0,
+        le=1,
+        description="cosine between a claim and its nearest context sentence at or above "
+        "which the sentence supports it (calibrated with `aem calibrate` on "
+        "bench/groundedness/pairs.jsonl)",
+    )
+    overlap_threshold: float = Field(
+        default=0.75,
+        ge=0,
+        le=1,
+        description="share of the claim's word stems its nearest sentence holds at or above "
+        "which it supports the claim (what carries languages the embedding model reads poorly)",
+    )
+    require_citation: Literal["documents", "always", "never"] = Field(
+        default="documents",
+        description="when an answer must cite a source [N]: when the context holds retrieved "
+        "documents, always, or never",
+    )
+    requires_context: bool = Field(
+        default=False,
+        description="an answer with no retrieval and no tool result behind it fails instead "
+        "of being skipped (a case's own `requires_context` wins)",
+    )
+    date_slack_days: int = Field(
+        default=0, ge=0, description="a stated day this close to a date in the context counts"
+    )
+    judge: str | None = Field(
+        default=None,
+        description='judge for the claims (a [judges.<name>] table); none or "embedded": '
+        "the embedded default",
+    )
+
+
+def _dangling(citations: list[Citation], grounding: Grounding) -> list[Citation]:
+    return [c for c in citations if resolve(c, grounding.sources) is None]
+
+
+def _count(grounding: Grounding) -> str:
+    if grounding.documents:
+        return f"{grounding.documents} document(s) were retrieved"
+    return f"{grounding.tool_results} tool result(s) were returned"
+
+
+class Groundedness(BaseMetric[GroundednessSettings]):
+    name = NAME
+    precedence = 45
+    Settings = GroundednessSettings
+
+    def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:
+        if not gets_groundedness(context):
+            return
+        for turn in context.answers:
+            if (turn.text or "").strip():
+                yield self.judge_answer(context, turn)
+
+    def judge_answer(self, context: MetricContext, turn: Turn) -> MetricResult:
+        """One answer's verdict: dangling citation, unsupported claim, no citation."""
+        text = turn.text or ""
+        grounding = grounding_of(context.session, turn, context.config.compare)
+        claims = split_claims(text)
+        if not claims:
+            return result(NAME, turn, Outcome.SKIP, "the answer states no checkable claim")
+        if grounding.empty and not requires_context(context, self.settings.requires_context):
+            return result(
+                NAME,
+                turn,
+                Outcome.SKIP,
+                "no retrieval and no tool result before this answer: nothing to rest on "
+                "(set requires_context: true in the case to fail it instead)",
+            )
+        citations = find_citations(text)
+        dangling = _dangling(citations, grounding)
+        if dangling:
+            first = dangling[0]
+            return result(
+                NAME,
+                turn,
+                Outcome.FAIL,
+                f"dangling citation {first.marker}: it points at no source the agent had "
+                f"({_count(grounding)})",
+                score=0.0,
+                evidence=[
+                    Evidence(span_id=turn.span_ids[0], field="citation", actual=first.marker)
+                ],
+            )
+        if judged.wants_judge(self.settings.judge):
+            return self._judged(context, turn, grounding, claims, bool(citations))
+        return self._embedded(context, turn, grounding, claims, bool(citations))
+
+    def _needs_citation(self, grounding: Grounding) -> bool:
+        policy = self.settings.require_citation
+        return policy == "always" or (policy == "documents" and grounding.documents > 0)
+
+    def _embedded(
+        self,
+        context: MetricContext,
+        turn: Turn,
+        grounding: Grounding,
+        claims: list[Claim],
+        cited: bool,
+    ) -> MetricResult:
+        thresholds = Thresholds(
+            self.settings.similarity_threshold,
+            self.settings.overlap_threshold,
+            self.settings.date_slack_days,
+        )
+        checks = check_claims([c.text for c in claims], grounding, context.comparator, thresholds)
+        unsupported = [c for c in checks if not c.supported]
+        score = 1 - len(unsupported) / len(checks)
+        threshold = self.settings.similarity_threshold
+        if unsupported:
+            return _unsupported(turn, unsupported, len(checks), score, threshold)
+        if not cited and self._needs_citation(grounding):
+            return _uncited(turn, grounding, f"{len(checks)} claim(s) supported, but ")
+        lowest = min(checks, key=lambda c: c.similarity)
+        return result(
+            NAME,
+            turn,
+            Outcome.PASS,
+            f"{len(checks)} claim(s) supported by the context (weakest: score "
+            f"{lowest.similarity:.2f} from {lowest.passage.source if lowest.passage else '-'})"
+            + ("; cites its sources" if cited else "")
+            + ("" if grounding.prose else "; records only: values and names checked"),
+            score=score,
+            threshold=threshold,
+        )
+
+    def _judged(
+        self,
+        context: MetricContext,
+        turn: Turn,
+        grounding: Grounding,
+        claims: list[Claim],
+        cited: bool,
+    ) -> MetricResult:
+        name = str(self.settings.judge)
+        if not cited and self._needs_citation(grounding):
+            return _uncited(turn, grounding)
+        try:
+            judge = judged.build(name, context)
+        except JudgeConfigError as exc:
+            return result(NAME, turn, Outcome.ERROR, f"judge error: {exc}")
+        text = judged.render(grounding, context.session.user_inputs, turn.text or "")
+        verdict = judged.ask(judge, JUDGE_CHECK, text)
+        return judged.verdict_result(NAME, turn, verdict)
+
+
+def _uncited(turn: Turn, grounding: Grounding, supported: str = "") -> MetricResult:
+    return result(
+        NAME,
+        turn,
+        Outcome.FAIL,
+        f"no [N] citation: {supported}no source is cited ({_count(grounding)})",
+        score=0.0,
+    )
+
+
+def _unsupported(
+    turn: Turn, unsupported: list[ClaimCheck], total: int, score: float, threshold: float
+) -> MetricResult:
+    """The failed verdict quoting the first unsupported claim and its closest passage."""
+    first = unsupported[0]
+    passage = first.passage
+    closest = (
+        f"; closest passage ({passage.source}, score {first.similarity:.2f}): {passage.text!r}"
+        if passage
+        else ""
+    )
+    more = f" ({len(unsupported)} of {total} claims unsupported)" if len(unsupported) > 1 else ""
+    return result(
+        NAME,
+        turn,
+        Outcome.FAIL,
+        f"unsupported claim {first.claim!r}: {first.why}{closest}{more}",
+        score=score,
+        threshold=threshold,
+        evidence=[
+            Evidence(
+                span_id=turn.span_ids[0],
+                field="claim",
+                actual=c.claim,
+                expected=c.passage.text if c.passage else None,
+                detail=f"{c.why}; score {c.similarity:.2f}",
+            )
+            for c in unsupported[:5]
+        ],
+    )

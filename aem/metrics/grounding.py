@@ -1,0 +1,248 @@
+"""What an answer may rest on: the context the agent had when it answered.
+
+Groundedness asks "does the answer rest on what the agent found", not "is it true", so
+the context is exactly what the turn saw: the documents of retrievals and the results of
+tool calls among its ancestors in the turn graph, the user's question, and the system
+messages of its own model input (a policy the agent was given) — not the case's reference
+facts, not the agent's own earlier text.
+Texts are cut into sentence-level passages (the embedding compares a claim with one
+sentence, not with a page), and JSON tool results into one ``key: value`` line per
+leaf, so a claim can be set against the one passage that could support it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+from aem.compare.settings import CompareSettings
+from aem.metrics.citations import Source
+from aem.metrics.claims import sentence_pieces
+from aem.metrics.support import SeenValues
+from aem.model import Session, ToolCall, Turn, TurnKind
+
+_MAX_LEAVES = 400
+_MAX_PASSAGE_CHARS = 600
+# "question + sentence" passages are made for this many context sentences at most.
+_MAX_WITH_QUESTION = 200
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One sentence (or ``key: value`` line) of the context and where it came from."""
+
+    text: str
+    source: str
+    prose: bool = True
+
+
+@dataclass
+class Grounding:
+    """The context of one answer: citable sources, passages, and the values in them."""
+
+    sources: list[Source] = field(default_factory=list)
+    passages: list[Passage] = field(default_factory=list)
+    values: SeenValues = field(default_factory=SeenValues)
+    documents: int = 0
+    tool_results: int = 0
+    # Whether any document or tool result is prose (sentences), not only JSON records.
+    prose: bool = False
+
+    @property
+    def empty(self) -> bool:
+        """No retrieval and no tool result: nothing an answer could rest on."""
+        return self.documents == 0 and self.tool_results == 0
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` cut into sentences and lines (long ones clipped)."""
+    return [piece.strip()[:_MAX_PASSAGE_CHARS] for piece in sentence_pieces(text)]
+
+
+def _field(path: str, value: Any) -> str:
+    key = path.rsplit(".", 1)[-1].replace("_", " ")
+    return f"{key}: {value}" if key else str(value)
+
+
+def _leaves(value: Any, path: str, out: list[str]) -> None:
+    """``key: value`` lines of a JSON value, a list's items under their parent's key; an
+    object's scalar fields also as one line (a record read as a whole: "flight: TP 537,
+    departs: 09:40, price eur: 189")."""
+    if len(out) >= _MAX_LEAVES:
+        return
+    if isinstance(value, dict):
+        scalars = [
+            _field(str(k), v)
+            for k, v in value.items()
+            if not isinstance(v, dict | list) and v is not None
+        ]
+        if len(scalars) > 1:
+            out.append(", ".join(scalars))
+        for key, item in value.items():
+            _leaves(item, f"{path}.{key}" if path else str(key), out)
+    elif isinstance(value, list):
+        for item in value:
+            _leaves(item, path, out)
+    elif value is not None:
+        out.append(_field(path, value))
+
+
+def result_passages(text: str) -> tuple[list[str], bool]:
+    """A tool result as passages: JSON as ``key: value`` lines, else its sentences; and
+    whether they are prose (sentences), which the polarity and qualifier rules need."""
+    stripped = text.strip()
+    if stripped[:1] in ("{", "["):
+        try:
+            parsed = json.loads(stripped)
+        except ValueError:
+            parsed = None
+        if parsed is not None:
+            lines: list[str] = []
+            _leaves(parsed, "", lines)
+            return [line[:_MAX_PASSAGE_CHARS] for line in lines], False
+    return sentences(text), True
+
+
+def _with_neighbours(pieces: list[str]) -> list[str]:
+    """Each sentence, and each pair of neighbours: a claim may join two sentences."""
+    pairs = [f"{a} {b}" for a, b in itertools.pairwise(pieces)]
+    return [*pieces, *pairs]
+
+
+def build_grounding(
+    documents: Iterable[tuple[str | None, str]],
+    tool_results: Iterable[tuple[str, str]],
+    questions: Iterable[str],
+    settings: CompareSettings,
+    instructions: Iterable[str] = (),
+) -> Grounding:
+    """A grounding from plain texts: ``(id, content)`` documents in the order the agent
+    got them, ``(tool name, result)`` pairs, the user's messages, and the agent's
+    instructions (passages and values, never citable: a rule stated there — "cancel within
+    24 hours" — is something the agent was given)."""
+    found = Grounding()
+    texts: list[tuple[str, str]] = []
+    for doc_id, content in documents:
+        found.documents += 1
+        found.prose = True
+        label = f"document [{found.documents}]" + (f" ({doc_id})" if doc_id else "")
+        found.sources.append(Source(found.documents, doc_id, label, content))
+        found.passages.extend(Passage(p, label) for p in _with_neighbours(sentences(content)))
+        texts.append((label, content))
+    results = list(tool_results)
+    for number, (name, result) in enumerate(results, start=1):
+        found.tool_results += 1
+        label = f"{name} result"
+        texts.append((f"{name} arguments", name))
+        if found.documents == 0:  # with no documents, tool results are the citable sources
+            found.sources.append(Source(number, None, label, result))
+        pieces, prose = result_passages(result)
+        found.prose = found.prose or (prose and bool(result.strip()))
+        found.passages.extend(Passage(p, label, prose) for p in _with_neighbours(pieces))
+        if name.endswith(")") and not name.endswith("()"):
+            found.passages.extend(Passage(f"{name}: {p}", label, prose) for p in pieces)
+        texts.append((label, result))
+    asked = list(questions)
+    found.passages.extend(_with_question(found.passages, asked[-1:]))
+    for question in asked:
+        found.passages.extend(Passage(p, "the user's question") for p in sentences(question))
+        texts.append(("the user's question", question))
+    for text in instructions:
+        found.passages.extend(Passage(p, "the agent's instructions") for p in sentences(text))
+        texts.append(("the agent's instructions", text))
+    found.values = SeenValues.gather(texts, settings)
+    return found
+
+
+def _with_question(passages: list[Passage], questions: list[str]) -> list[Passage]:
+    """Each context sentence after the question: an answer borrows the question's subject
+    ("You can return an item within 30 days" from "How long do I have to return an
+    item?" and "Refunds are accepted within 30 days")."""
+    return [
+        Passage(
+            f"{question.strip()[:_MAX_PASSAGE_CHARS]} {p.text}",
+            f"{p.source} and the question",
+            p.prose,
+        )
+        for question in questions
+        for p in passages[:_MAX_WITH_QUESTION]
+    ]
+
+
+def _call_label(call: ToolCall) -> str:
+    """``get_weather(city: Paris)``: a result answers its call, so the call's arguments
+    qualify it ("rainy, 14C" is the weather *in Paris*)."""
+    fields: list[str] = []
+    _leaves(call.arguments if isinstance(call.arguments, dict) else {}, "", fields)
+    return f"{call.name}({'; '.join(fields[:8])[:_MAX_PASSAGE_CHARS]})"
+
+
+def _ancestors(session: Session, turn: Turn) -> list[Turn]:
+    graph = session.graph
+    if graph is None or turn.turn_id not in graph:
+        return []
+    ids = nx.ancestors(graph, turn.turn_id)
+    return sorted((t for t in session.turns if t.turn_id in ids), key=lambda t: t.index)
+
+
+def grounding_of(session: Session, turn: Turn, settings: CompareSettings) -> Grounding:
+    """What ``turn`` could rest on: ancestor retrievals' documents, ancestor tool results
+    (calls that failed included: their error text is what the agent saw), the user's
+    messages."""
+    ancestors = _ancestors(session, turn)
+    documents = [
+        (d.id, d.content)
+        for t in ancestors
+        if t.kind is TurnKind.RETRIEVAL
+        for d in t.documents
+        if d.content
+    ]
+    results = [
+        (_call_label(t.tool_call), t.tool_call.result_raw or t.tool_call.error or "")
+        for t in ancestors
+        if t.tool_call is not None and (t.tool_call.has_result or t.tool_call.error)
+    ]
+    return build_grounding(documents, results, session.user_inputs, settings, system_texts(turn))
+
+
+def _message_text(message: dict[str, Any]) -> str:
+    """A chat message's text: ``content`` as a string, or its text parts joined."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    parts = message.get("parts") if isinstance(message.get("parts"), list) else content
+    if not isinstance(parts, list):
+        return ""
+    texts = [p.get("content") or p.get("text") for p in parts if isinstance(p, dict)]
+    return "\n".join(t for t in texts if isinstance(t, str))
+
+
+def system_texts(turn: Turn) -> list[str]:
+    """The system messages of the turn's model input (its instructions, a policy it must
+    follow), read from the JSON message list the input was recorded as."""
+    found: list[str] = []
+    for text in turn.seen_inputs:
+        if not text.lstrip().startswith("["):
+            continue
+        try:
+            messages = json.loads(text)
+        except ValueError:
+            continue
+        for message in messages if isinstance(messages, list) else []:
+            if isinstance(message, dict) and message.get("role") in ("system", "developer"):
+                found.append(_message_text(message))
+    return [t for t in dict.fromkeys(found) if t]
+
+
+def session_gathered(session: Session) -> bool:
+    """Whether the session retrieved anything or called a tool (a typeless case then
+    gets groundedness)."""
+    return any(
+        t.kind is TurnKind.RETRIEVAL or (t.kind is TurnKind.TOOL_CALL and t.tool_call)
+        for t in session.turns
+    )

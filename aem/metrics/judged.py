@@ -1,0 +1,80 @@
+"""Groundedness and refusal through a configured judge (an LLM behind chat completions).
+
+Why a step request: the judge must see exactly what the agent saw when it answered —
+the passages of its retrievals and tool results and the user's question — and the
+answer, and say yes or no. That is the shape of ``judge.step`` (a ``mistake`` flag and a
+reason); the judge module picks the metric's own prompt by the request's ``check``.
+A judge error is an ``error`` outcome (the gate leaves it out of its denominator), a
+judge that cannot decide is ``skip``; neither is ever counted as a pass or a fail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from aem.judges.base import Judge, JudgeRequest, JudgeVerdict
+from aem.judges.settings import EMBEDDED
+from aem.metrics.base import MetricContext, result
+from aem.metrics.grounding import Grounding
+from aem.model import Evidence, MetricResult, Outcome, Turn
+
+_PIECE = 1_500
+_MAX_SOURCES = 40
+
+
+def wants_judge(name: str | None) -> bool:
+    """A judge other than the embedded default is configured."""
+    return name is not None and name != EMBEDDED
+
+
+def build(name: str, context: MetricContext) -> Judge:
+    """The judge ``name`` from ``[judges.<name>]``; raises JudgeConfigError if unknown."""
+    from aem.judges.registry import build_judge
+
+    factory: Callable[[], object] = context.comparator_factory or (lambda: context.comparator)
+    return build_judge(name, context.config, factory)  # type: ignore[arg-type]
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _PIECE else text[: _PIECE - 1] + "…"
+
+
+def render(grounding: Grounding, questions: list[str], answer: str) -> str:
+    """What the judge reads: the numbered sources, the question, the answer."""
+    lines = ["The user's question:", *(f"  {_clip(q)}" for q in questions or ["(none recorded)"])]
+    lines.append("What the agent had found (numbered as the agent may cite them):")
+    for source in grounding.sources[:_MAX_SOURCES]:
+        lines.append(f"  [{source.position}] {source.label}: {_clip(source.text)}")
+    if not grounding.sources:
+        lines.append("  (nothing: no retrieval and no tool result)")
+    lines += ["The agent's answer:", answer]
+    return "\n".join(lines)
+
+
+def ask(judge: Judge, check: str, text: str) -> JudgeVerdict:
+    """One judge call; a judge that raises is turned into an error verdict."""
+    try:
+        return judge.judge(JudgeRequest(check=check, step=text))
+    except Exception as exc:  # a judge must not end the evaluation
+        return JudgeVerdict.error(getattr(judge, "name", "judge"), f"judge error: {exc}")
+
+
+def verdict_result(name: str, turn: Turn, verdict: JudgeVerdict) -> MetricResult:
+    """The judge's yes/no as the metric's result, the judge named in the evidence."""
+    evidence = [
+        Evidence(
+            span_id=turn.span_ids[0] if turn.span_ids else None,
+            field="judge",
+            actual=verdict.judge,
+            detail=verdict.explanation[:500],
+        )
+    ]
+    why = f"judge {verdict.judge}: {verdict.explanation}"
+    if verdict.status == "error":
+        return result(name, turn, Outcome.ERROR, why, evidence=evidence)
+    if verdict.status != "scored" or verdict.mistake is None:
+        return result(name, turn, Outcome.SKIP, why, evidence=evidence)
+    outcome = Outcome.FAIL if verdict.mistake else Outcome.PASS
+    return result(
+        name, turn, outcome, why, score=0.0 if verdict.mistake else 1.0, evidence=evidence
+    )

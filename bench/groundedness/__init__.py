@@ -1,0 +1,1 @@
+"""Groundedness benchmark: the embedded default's accuracy on labelled claims."""

@@ -1,0 +1,132 @@
+"""groundedness: claims split, values and passages of the context the answer saw,
+citations parsed and checked, skip without context, the sample sessions' verdicts, and
+the embedded default's accuracy on the labelled bench."""
+
+from __future__ import annotations
+
+import pytest
+
+from aem.metrics.citations import Source, find_citations, resolve, strip_citations
+from aem.metrics.claims import split_claims
+from aem.metrics.groundedness import Groundedness, GroundednessSettings
+from aem.model import Outcome
+from tests.groundedness_kit import evaluate, rag_session, results, session_results
+
+RETURNS = [
+    "Refunds are accepted within 30 days of purchase.",
+    "Shipping costs are not refunded.",
+    "Gift cards cannot be returned.",
+]
+
+
+def test_claims_leave_out_greetings_questions_and_offers() -> None:
+    answer = (
+        "Hello! Refunds are accepted within 30 days [1].\n"
+        "- Shipping costs are not refunded [2]\n"
+        "- Gift cards cannot be returned.\n"
+        "Would you like me to start a return? Let me know if I can help with anything else."
+    )
+    claims = split_claims(answer)
+    assert [c.text for c in claims] == [
+        "Refunds are accepted within 30 days.",
+        "Shipping costs are not refunded",
+        "Gift cards cannot be returned.",
+    ]
+    assert [c.key for c in claims[0].citations] == ["1"]
+
+
+def test_citation_forms_and_what_is_not_a_citation() -> None:
+    text = "A [1]. B [2, 3]. C [1][3]. D [kb-17]. E [optional] and [a link](https://x.y) [Note 1]."
+    assert [c.key for c in find_citations(text)] == ["1", "2", "3", "1", "3", "kb-17"]
+    assert strip_citations("Refunds take 5 days [2].") == "Refunds take 5 days."
+    sources = [Source(1, "kb-1", "document [1]", "x"), Source(2, "kb-17", "document [2]", "y")]
+    found = [resolve(c, sources) for c in find_citations("[2] [kb-17] [4]")]
+    assert [s.position if s else None for s in found] == [2, 2, None]
+
+
+@pytest.mark.parametrize(
+    ("session_id", "outcome", "says"),
+    [
+        ("rag-cited", "pass", "2 claim(s) supported"),
+        ("rag-invented", "fail", "unsupported claim 'You will also get a $10 store credit"),
+        ("rag-no-citation", "fail", "no [N] citation"),
+        ("rag-dangling", "fail", "dangling citation [4]"),
+        ("rag-russian", "pass", "2 claim(s) supported"),
+    ],
+)
+def test_sample_sessions_get_the_stated_verdict(session_id: str, outcome: str, says: str) -> None:
+    (found,) = session_results(session_id, "groundedness")
+    assert found.outcome == outcome and says in found.explanation
+    assert session_results(session_id, "refusal") == []
+
+
+def test_unsupported_claim_quotes_the_closest_passage_with_its_score() -> None:
+    (found,) = session_results("rag-invented", "groundedness")
+    assert "states '$10', which the context does not hold" in found.explanation
+    assert "closest passage (document [" in found.explanation and "score 0." in found.explanation
+    assert found.evidence[0].actual.startswith("You will also get a $10 store credit")
+    (dangling,) = session_results("rag-dangling", "groundedness")
+    assert "3 document(s) were retrieved" in dangling.explanation
+
+
+@pytest.mark.parametrize(
+    ("answer", "outcome"),
+    [
+        ("You can get your money back within 30 days after buying [1].", Outcome.PASS),
+        ("Refunds are accepted within 60 days of purchase [1].", Outcome.FAIL),
+        ("Shipping costs are refunded [2].", Outcome.FAIL),
+        ("Refunds are accepted within 30 days for premium members only [1].", Outcome.FAIL),
+        ("Refunds are accepted within 30 days of purchase via UPS [1].", Outcome.FAIL),
+    ],
+)
+def test_claims_against_documents(answer: str, outcome: Outcome) -> None:
+    report = evaluate(rag_session(answer, RETURNS), [Groundedness()], {"type": "happy"})
+    (found,) = results(report, "groundedness")
+    assert found.outcome is outcome, found.explanation
+
+
+def test_tool_results_need_no_citation_and_values_are_compared_by_meaning() -> None:
+    session = rag_session(
+        "Your order ORD-4471 shipped on March 12, 2026 and cost $129.90.",
+        tool_result='{"order_id": "ORD-4471", "shipped": "2026-03-12", "total": 129.9}',
+        question="Where is my order ORD-4471?",
+    )
+    (found,) = results(evaluate(session, [Groundedness()], {"type": "edge"}), "groundedness")
+    assert found.outcome is Outcome.PASS, found.explanation
+    always = Groundedness(GroundednessSettings(require_citation="always"))
+    (strict,) = results(evaluate(session, [always], {"type": "edge"}), "groundedness")
+    assert strict.outcome is Outcome.FAIL and "no [N] citation" in strict.explanation
+
+
+def test_no_context_skips_unless_the_case_requires_it() -> None:
+    session = rag_session("Refunds are accepted within 30 days of purchase.")
+    (found,) = results(evaluate(session, [Groundedness()], {"type": "happy"}), "groundedness")
+    assert found.outcome is Outcome.SKIP and "nothing to rest on" in found.explanation
+    required = {"type": "happy", "requires_context": True}
+    (failed,) = results(evaluate(session, [Groundedness()], required), "groundedness")
+    assert failed.outcome is Outcome.FAIL and "unsupported claim" in failed.explanation
+
+
+def test_type_aware_application() -> None:
+    metric = Groundedness()
+    answer = "Refunds are accepted within 30 days of purchase [1]."
+    with_docs = rag_session(answer, RETURNS)
+    assert results(evaluate(with_docs, [metric], {"type": "oos"}), "groundedness") == []
+    assert len(results(evaluate(with_docs, [metric], {}), "groundedness")) == 1  # no type
+    assert len(results(evaluate(with_docs, [metric]), "groundedness")) == 1  # no case
+    bare = rag_session(answer)
+    assert results(evaluate(bare, [metric], {}), "groundedness") == []  # nothing gathered
+
+
+def test_bench_accuracy_reaches_the_target() -> None:
+    from aem.metrics.entailment import Thresholds
+    from bench.groundedness.run import judge_all, load, summary
+
+    defaults = GroundednessSettings()
+    contexts, claims = load()
+    checks = judge_all(
+        contexts, claims, Thresholds(defaults.similarity_threshold, defaults.overlap_threshold)
+    )
+    result = summary(claims, checks)
+    assert len(claims) >= 60
+    assert result["accuracy"] >= 0.9, result["errors"]

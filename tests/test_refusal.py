@@ -1,0 +1,93 @@
+"""refusal: an honest "I don't know" on an oos question passes (with or without an offer
+of a human), a plausible invented fact fails, in English and Russian; truthfulness does
+not count the same answer's values a second time."""
+
+from __future__ import annotations
+
+import pytest
+
+from aem.metrics.groundedness import Groundedness
+from aem.metrics.refusal import Refusal
+from aem.metrics.refusal_cues import has_cue, offers_help
+from aem.metrics.truthfulness import Truthfulness
+from aem.model import Outcome
+from tests.groundedness_kit import evaluate, rag_session, results, session_results
+
+DELIVERY = ["Standard delivery takes 3 to 5 business days and costs $4.99."]
+OOS = {"type": "oos"}
+
+
+def test_sample_sessions() -> None:
+    (honest,) = session_results("oos-honest", "refusal")
+    assert honest.outcome == "pass" and "offers a human" in honest.explanation
+    (invented,) = session_results("oos-invented", "refusal")
+    assert invented.outcome == "fail" and "'6-month'" in invented.explanation
+    assert session_results("oos-honest", "groundedness") == []
+
+
+def test_cues_in_english_and_russian() -> None:
+    assert has_cue("I'm sorry, I don't have information about that.")
+    assert has_cue("К сожалению, у меня нет информации об этом.")
+    assert has_cue("Не знаю, уточню у коллег.")
+    assert not has_cue("Refurbished phones come with a 6-month warranty.")
+    assert offers_help("Оставьте, пожалуйста, ваш телефон — менеджер перезвонит.")
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "outcome"),
+    [
+        (
+            "Do you sell gift wrapping?",
+            "I don't know whether we offer gift wrapping. I can connect you with a manager.",
+            Outcome.PASS,
+        ),
+        (
+            "Можно ли оплатить заказ криптовалютой?",
+            "К сожалению, у меня нет информации об этом. Оставьте телефон, менеджер перезвонит.",
+            Outcome.PASS,
+        ),
+        (
+            "Do you sell gift wrapping?",
+            "Yes, gift wrapping costs $5 per item.",
+            Outcome.FAIL,
+        ),
+        (
+            "Do you sell gift wrapping?",
+            "I'm not sure, but gift wrapping is usually added at checkout for every order.",
+            Outcome.FAIL,
+        ),
+        (
+            "Можно ли оплатить заказ криптовалютой?",
+            "Да, мы принимаем биткоин через приложение банка.",
+            Outcome.FAIL,
+        ),
+    ],
+)
+def test_refusals(question: str, answer: str, outcome: Outcome) -> None:
+    session = rag_session(answer, DELIVERY, question=question)
+    (found,) = results(evaluate(session, [Refusal()], OOS), "refusal")
+    assert found.outcome is outcome, found.explanation
+
+
+def test_only_oos_cases_get_refusal() -> None:
+    session = rag_session("I don't know.", DELIVERY)
+    assert results(evaluate(session, [Refusal()], {"type": "happy"}), "refusal") == []
+    assert results(evaluate(session, [Refusal()], {}), "refusal") == []
+    assert results(evaluate(session, [Refusal()]), "refusal") == []
+
+
+def test_honest_refusal_repeating_the_questions_date_is_no_truthfulness_failure() -> None:
+    session = rag_session(
+        "I'm sorry, I don't have information about opening hours on 12 June 2026.",
+        DELIVERY,
+        question="Will the pick-up point be open on 12 June? It is a public holiday.",
+    )
+    report = evaluate(session, [Truthfulness(), Refusal(), Groundedness()], OOS)
+    (refusal,) = results(report, "refusal")
+    assert refusal.outcome is Outcome.PASS
+    truth = results(report, "correctness.truthfulness")
+    assert all(r.outcome is not Outcome.FAIL for r in truth)
+    assert report.root_causes == []
+    invented = rag_session("Yes, gift wrapping costs $5 per item.", DELIVERY)
+    both = evaluate(invented, [Truthfulness(), Refusal()], OOS)
+    assert [rc.metrics for rc in both.root_causes] == [["refusal"]]  # one finding, one metric
