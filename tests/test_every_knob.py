@@ -220,6 +220,16 @@ METRIC_KNOBS: dict[str, MetricKnob] = {
         "t2",
         {"require_support": False},
     ),
+    "correctness.truthfulness.check_claimed_success": MetricKnob(
+        Truthfulness,
+        TruthfulnessSettings,
+        lambda: make_session(
+            make_tool_call("book_flight", {"flight": "AF12"}, error="no seats left"),
+            make_turn("answer", text="I booked your flight."),
+        ),
+        "t2",
+        {"check_claimed_success": False},
+    ),
     "correctness.truthfulness.support_date_slack_days": MetricKnob(
         Truthfulness,
         TruthfulnessSettings,

@@ -64,7 +64,7 @@ def test_terminal_view_groups_root_causes_by_category() -> None:
     )
     assert result.exit_code == 1
     assert "failure categories" in result.stdout
-    assert "100% of failures fall in one category: tool failed" in result.stdout
+    assert "100% of failures fall in one category: dependency down" in result.stdout
     assert "1 session, 1 with a root cause" in result.stdout  # not "1 sessions"
 
 
