@@ -377,6 +377,25 @@ def _records_restated(claim: str, values: list[StatedValue], grounding: Groundin
     return all(stem(w) in stems or w in text for w in rest)
 
 
+# Words that report a failure ("unavailable", "timed out", "could not") — the claim then
+# says a call failed, which a failed call in the context supports.
+_FAILURE = re.compile(
+    r"\b(?:unavailable|not available|timed out|time(?:d)?-?out|failed|failure|error|could not|"
+    r"couldn't|can't|cannot|unable|down)\b|недоступ|ошибк|не удалось|не получилось",
+    re.IGNORECASE,
+)
+
+
+def _reports_failure(claim: str, grounding: Grounding) -> bool:
+    """The claim reports a failure and names a call that did fail (its tool name, an
+    argument or a word of its error): "Hotels are unavailable right now: the hotel search
+    timed out" after ``get_hotels(city: Lisbon)`` raised a timeout."""
+    if not grounding.failures or not _FAILURE.search(claim):
+        return False
+    said = content_stems(_FAILURE.sub(" ", claim))
+    return any(said & content_stems(failure.replace("_", " ")) for failure in grounding.failures)
+
+
 def _nearest(
     claim: str, vector: np.ndarray, passages: Sequence[Passage], matrix: np.ndarray
 ) -> tuple[int, float, float]:
@@ -435,6 +454,8 @@ def _check(
         return ClaimCheck(
             claim, False, score, passage, f"names {name!r}, which the context does not"
         )
+    if _reports_failure(claim, grounding):
+        return ClaimCheck(claim, True, score, passage, "")
     if not grounding.prose:  # records only: their values and names were the check
         return ClaimCheck(claim, True, score, passage, "")
     covered = _records_restated(claim, values, grounding)

@@ -52,6 +52,8 @@ class Grounding:
     tool_results: int = 0
     # Whether any document or tool result is prose (sentences), not only JSON records.
     prose: bool = False
+    # Tool calls that failed, as "name(arguments) error text": an answer may report them.
+    failures: list[str] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -177,8 +179,8 @@ def _with_question(passages: list[Passage], questions: list[str]) -> list[Passag
 def _call_label(call: ToolCall) -> str:
     """``get_weather(city: Paris)``: a result answers its call, so the call's arguments
     qualify it ("rainy, 14C" is the weather *in Paris*)."""
-    fields: list[str] = []
-    _leaves(call.arguments if isinstance(call.arguments, dict) else {}, "", fields)
+    arguments = call.arguments if isinstance(call.arguments, dict) else {}
+    fields = [_field(str(k), v) for k, v in arguments.items() if not isinstance(v, dict | list)]
     return f"{call.name}({'; '.join(fields[:8])[:_MAX_PASSAGE_CHARS]})"
 
 
@@ -207,7 +209,13 @@ def grounding_of(session: Session, turn: Turn, settings: CompareSettings) -> Gro
         for t in ancestors
         if t.tool_call is not None and (t.tool_call.has_result or t.tool_call.error)
     ]
-    return build_grounding(documents, results, session.user_inputs, settings, system_texts(turn))
+    found = build_grounding(documents, results, session.user_inputs, settings, system_texts(turn))
+    found.failures = [
+        f"{_call_label(t.tool_call)} {t.tool_call.error}"
+        for t in ancestors
+        if t.tool_call is not None and t.tool_call.error
+    ]
+    return found
 
 
 def _message_text(message: dict[str, Any]) -> str:
