@@ -131,3 +131,13 @@ def test_serve_exits_2_without_traceback_on_a_bad_cases_file(tmp_path: Path) -> 
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert f"{cases}:1: not valid JSON" in done.stderr
+
+
+def test_python_dash_m_aem_cli_is_the_aem_command() -> None:
+    """``python -m aem.cli`` must keep working where the console script is not on PATH."""
+    from importlib.metadata import version
+
+    run = subprocess.run(
+        [sys.executable, "-m", "aem.cli", "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert (run.returncode, run.stdout.strip()) == (0, f"aem {version('aem')}")

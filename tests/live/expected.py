@@ -17,6 +17,12 @@ def sample_files() -> list[Path]:
     return sorted(SAMPLES.glob("*.otlp.jsonl"))
 
 
+def sessions_in(files: list[Path]) -> int:
+    """How many sessions ``files`` hold (a sample file may hold several: the help-desk file
+    holds seven), as ``aem audit`` counts them."""
+    return len({session for (session, _, _), _ in _audit(tuple(files))})
+
+
 def expected_verdicts(files: list[Path]) -> dict[tuple[str, str, str], tuple]:
     """``(session, evaluated span, metric | 'aem.label') → (outcome/label, score)``."""
     return dict(_audit(tuple(files)))
