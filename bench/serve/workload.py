@@ -24,24 +24,42 @@ SESSION_KEYS = frozenset(session_keys())
 
 
 def sample_requests(samples: Path = SAMPLES) -> list[tuple[str, list[ExportTraceServiceRequest]]]:
-    """``(session id, one protobuf request per line)`` for every sample file."""
+    """``(session id, its protobuf requests, one per line)`` for every sample session.
+
+    A sample file may hold several sessions (the help-desk file holds seven): its lines are
+    grouped by session, in file order, so each copy is one whole session. A line whose spans
+    carry no session key belongs to the session of the trace it is part of."""
+    out: list[tuple[str, list[ExportTraceServiceRequest]]] = []
+    for path in sorted(samples.glob("*.otlp.jsonl")):
+        requests = [_parse(line) for line in path.read_text().splitlines() if line.strip()]
+        session_of_trace: dict[bytes, str] = {}
+        for request in requests:
+            session = _session_of(request)
+            for trace in _trace_ids(request) if session else ():
+                session_of_trace.setdefault(trace, session)
+        sessions: dict[str, list[ExportTraceServiceRequest]] = {}
+        for request in requests:
+            traces = [session_of_trace[t] for t in _trace_ids(request) if t in session_of_trace]
+            session = _session_of(request) or (traces[0] if traces else path.stem)
+            sessions.setdefault(session, []).append(request)
+        out.extend(sessions.items())
+    return out
+
+
+def _parse(line: str) -> ExportTraceServiceRequest:
     from google.protobuf import json_format
 
-    out = []
-    for path in sorted(samples.glob("*.otlp.jsonl")):
-        requests = []
-        session = ""
-        for line in path.read_text().splitlines():
-            if not line.strip():
-                continue
-            doc = json.loads(line)
-            _hex_to_b64(doc)
-            request = ExportTraceServiceRequest()
-            json_format.ParseDict(doc, request, ignore_unknown_fields=True)
-            requests.append(request)
-            session = session or _session_of(request)
-        out.append((session or path.stem, requests))
-    return out
+    doc = json.loads(line)
+    _hex_to_b64(doc)
+    request = ExportTraceServiceRequest()
+    json_format.ParseDict(doc, request, ignore_unknown_fields=True)
+    return request
+
+
+def _trace_ids(request: ExportTraceServiceRequest) -> list[bytes]:
+    return [
+        span.trace_id for rs in request.resource_spans for ss in rs.scope_spans for span in ss.spans
+    ]
 
 
 def _hex_to_b64(node: object) -> None:

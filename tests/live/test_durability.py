@@ -16,6 +16,7 @@ from tests.live.expected import (
     delivered_verdicts,
     expected_verdicts,
     sample_files,
+    sessions_in,
 )
 
 pytestmark = pytest.mark.slow
@@ -33,18 +34,18 @@ def test_kill_9_then_restart_evaluates_every_acknowledged_session_once(serve_fac
     serve = serve_factory("serve", "--cases", str(CASES), "--session-idle-seconds", "4")
     assert send("grpc", serve.grpc, first)["failed"] == 0
     wait_for(
-        lambda: len(_done_sessions(serve.spool)) == len(first),
+        lambda: len(_done_sessions(serve.spool)) == sessions_in(first),
         timeout=60,
         what="first half evaluated",
     )
     assert send("http", f"{serve.http}/v1/traces", second)["failed"] == 0
     serve.kill9()
-    assert len(_done_sessions(serve.spool)) == len(first)  # the rest died open
+    assert len(_done_sessions(serve.spool)) == sessions_in(first)  # the rest died open
 
     again = serve_factory("serve", "--cases", str(CASES), reuse_spool=serve.spool)
     expected = expected_verdicts(files)
     wait_for(
-        lambda: len(_done_sessions(again.spool)) == len(files),
+        lambda: len(_done_sessions(again.spool)) == sessions_in(files),
         timeout=60,
         what="open sessions rebuilt from the spool and evaluated",
     )
@@ -73,7 +74,9 @@ def test_downstream_down_then_up_gets_every_verdict_once(serve_factory) -> None:
     )
     files = sample_files()
     assert send("grpc", serve.grpc, files)["failed"] == 0
-    wait_for(lambda: len(_done_sessions(serve.spool)) == len(files), timeout=60, what="evaluated")
+    wait_for(
+        lambda: len(_done_sessions(serve.spool)) == sessions_in(files), timeout=60, what="evaluated"
+    )
 
     def failing_outbox() -> bool:
         with sqlite3.connect(serve.spool) as conn:

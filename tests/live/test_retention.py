@@ -13,7 +13,7 @@ import pytest
 
 from tests.live.conftest import free_port, metric, send, wait_for
 from tests.live.downstream import Downstream
-from tests.live.expected import CASES, sample_files
+from tests.live.expected import CASES, sample_files, sessions_in
 
 pytestmark = pytest.mark.slow
 
@@ -67,7 +67,7 @@ def test_retention_prunes_delivered_keeps_pending_and_late_marks(serve_factory) 
 
     def old_delivered_to_jsonl() -> dict | None:
         r = _rows(serve.spool)
-        done = len(r["sessions"]) == len(old) and r["jsonl"] > 0 and r["jsonl_pending"] == 0
+        done = len(r["sessions"]) == sessions_in(old) and r["jsonl"] > 0 and r["jsonl_pending"] == 0
         return r if done else None
 
     first = wait_for(old_delivered_to_jsonl, timeout=60, what="old sessions, JSONL delivered")
@@ -92,7 +92,7 @@ def test_retention_prunes_delivered_keeps_pending_and_late_marks(serve_factory) 
         def all_delivered() -> dict | None:
             evaluated = metric(serve.http, "aem_sessions_evaluated_total")
             r = _rows(serve.spool)
-            done = evaluated == len(old) + len(new)
+            done = evaluated == sessions_in(files)
             return r if done and r["otlp_pending"] == r["jsonl_pending"] == 0 else None
 
         second = wait_for(all_delivered, timeout=60, what="new sessions, all delivered")
