@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
+import networkx as nx
 from pydantic import BaseModel, Field
 
 REPORT_VERSION = "1.0"
@@ -325,7 +326,7 @@ class Session:
     user_inputs: list[str] = field(default_factory=list)
     issues: list[InputIssue] = field(default_factory=list)
     cut: bool = False
-    graph: Any = None
+    graph: nx.DiGraph | None = None
 
     @property
     def trace_ids(self) -> list[str]:

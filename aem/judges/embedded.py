@@ -55,7 +55,7 @@ class EmbeddedJudge:
         if not request.reference_answer:
             why = (
                 "a judge instruction needs an LLM judge"
-                if request.judge_instruction
+                if request.judge_instruction and request.check == "check.task_completion"
                 else "without a reference answer only an LLM judge can score this"
             )
             return JudgeVerdict.skip(self.name, why)
