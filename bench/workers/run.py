@@ -41,6 +41,16 @@ def generated_sessions(target: Path, sessions: int) -> None:
             out.write(otlp_line(spans) + "\n")
 
 
+def _first_lines(source: Path, target: Path, lines: int | None) -> Path:
+    """``source`` itself, or its first ``lines`` lines (one tau-bench session each)."""
+    if lines is None:
+        return source
+    with source.open("rb") as full, target.open("wb") as out:
+        for _, line in zip(range(lines), full, strict=False):
+            out.write(line)
+    return target
+
+
 def _cpu_seconds() -> dict[int, float]:
     """CPU seconds (user + system) so far of this process and each of its descendants."""
     parents: dict[int, int] = {}
@@ -114,10 +124,13 @@ def measure(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="timings per figure (best kept)")
-    parser.add_argument("--sessions", type=int, default=200, help="generated sessions")
+    parser.add_argument("--sessions", type=int, default=200, help="generated sessions (0: none)")
     parser.add_argument("--workers", type=int, default=2, help="compared with 1 worker")
     parser.add_argument("--skip-tau", action="store_true", help="only the generated workload")
     parser.add_argument("--tau-repeat", type=int, default=None, help="--repeat for tau-bench")
+    parser.add_argument(
+        "--tau-sessions", type=int, default=None, help="only the first tau-bench sessions"
+    )
     args = parser.parse_args()
     source = TAU / "traces.otlp.jsonl"
     if not args.skip_tau and not source.exists():
@@ -127,21 +140,23 @@ def main() -> int:
     print(
         f"cores: {available_cores()}, load average: {os.getloadavg()[0]:.1f}, best of {args.repeat}"
     )
-    with tempfile.TemporaryDirectory() as tmp:
-        generated = Path(tmp) / "generated.otlp.jsonl"
-        generated_sessions(generated, args.sessions)
-        no_text = load_config(
-            None, ["compare.embed_free_text=false", f"metrics.disabled={_EMBEDDING_METRICS}"]
-        )
-        measure("generated, no text", [str(generated)], counts, args.repeat, no_text, None)
-    # The single-process runs above ran here: the model must not have been needed.
-    print(
-        f"embedding model imported by the generated load: {'sentence_transformers' in sys.modules}"
-    )
+    if args.sessions:  # --sessions 0: only tau-bench
+        with tempfile.TemporaryDirectory() as tmp:
+            generated = Path(tmp) / "generated.otlp.jsonl"
+            generated_sessions(generated, args.sessions)
+            no_text = load_config(
+                None, ["compare.embed_free_text=false", f"metrics.disabled={_EMBEDDING_METRICS}"]
+            )
+            measure("generated, no text", [str(generated)], counts, args.repeat, no_text, None)
+        # The single-process runs above ran here: the model must not have been needed.
+        imported = "sentence_transformers" in sys.modules
+        print(f"embedding model imported by the generated load: {imported}")
     if not args.skip_tau:
         cases = load_cases(TAU / "references.jsonl")
-        repeat = args.tau_repeat or args.repeat
-        measure("tau-bench dev", [str(source)], counts, repeat, AemConfig(), cases)
+        with tempfile.TemporaryDirectory() as tmp:
+            tau = _first_lines(source, Path(tmp) / "tau.otlp.jsonl", args.tau_sessions)
+            repeat = args.tau_repeat or args.repeat
+            measure("tau-bench dev", [str(tau)], counts, repeat, AemConfig(), cases)
     return 0
 
 
