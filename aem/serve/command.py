@@ -46,14 +46,14 @@ def serve_command(config_path: Path | None, overrides: list[str], cases_path: Pa
         print(f"aem serve: invalid configuration: {exc}", file=sys.stderr)
         return 2
     setup_logging(settings.log_level)
-    from aem.serve.server import LiveServer, default_evaluator
+    from aem.serve.server import LiveServer, build_evaluate
 
     cases = None
     if cases_path is not None:
         from aem.cases import load_cases
 
         cases = load_cases(cases_path)
-    evaluate = default_evaluator(cases, config)
+    evaluate = build_evaluate(settings, cases, config)
     try:
         server = LiveServer(settings, evaluate=evaluate)
         server.start()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,8 +130,10 @@ class Intake:
         *,
         budget: Budget,
         max_request_decoded_bytes: int,
+        spool_only: bool = False,
     ) -> None:
         self._spool = spool
+        self._spool_only = spool_only
         self._budget = budget
         self._max_decoded = max_request_decoded_bytes
         self._queue = queue
@@ -190,17 +193,13 @@ class Intake:
             )
         if not spans:
             return answer
-        if self._closing.is_set():
-            self._refuse(transport, "shutting_down", len(spans))
-            raise Busy("server is shutting down", self._retry_after, unavailable=True)
-        encoded = [encode_span(s) for s in spans]
+        encoded = self._encode(spans, transport)
         sizes = [len(e) for e in encoded]
-        if sum(sizes) > self._max_decoded:
-            self._refuse(transport, "too_large_decoded", len(spans))
-            raise TooLarge(
-                f"request decodes into {sum(sizes):,} bytes of spans, above the limit of "
-                f"{self._max_decoded:,}; refused (send smaller batches)"
-            )
+        if self._spool_only:
+            # Evaluation paused: nothing is held in memory, so only the disk bounds it.
+            self._append(spans, encoded, transport, lambda: None)
+            self._metrics.spans_received.labels(transport).inc(len(spans))
+            return answer
         try:
             admission = self._budget.admit(client_of(origin), spans, sizes)
         except OverBudget as exc:
@@ -214,17 +213,48 @@ class Intake:
                 "evaluation is behind, retry later",
                 self._retry_after,
             )
-        try:
-            self._spool.append(spans, encoded)
-        except Exception as exc:
+
+        def undo() -> None:
             self._queue.release(len(spans))
             self._budget.rollback(admission)
-            self._refuse(transport, "spool_error", len(spans))
-            log.warning("spool write failed; request refused", extra={"error": str(exc)})
-            raise Busy(f"spool write failed: {exc}", self._retry_after, unavailable=True) from exc
+
+        self._append(spans, encoded, transport, undo)
         self._queue.put_reserved(spans)
         self._metrics.spans_received.labels(transport).inc(len(spans))
         return answer
+
+    def _encode(self, spans: list[SpanRecord], transport: str) -> list[bytes]:
+        """The spans' spool bytes (their lengths weigh them), unless shutting down or the
+        request decodes into more than one request may."""
+        if self._closing.is_set():
+            self._refuse(transport, "shutting_down", len(spans))
+            raise Busy("server is shutting down", self._retry_after, unavailable=True)
+        encoded = [encode_span(s) for s in spans]
+        size = sum(map(len, encoded))
+        if size > self._max_decoded:
+            self._refuse(transport, "too_large_decoded", len(spans))
+            raise TooLarge(
+                f"request decodes into {size:,} bytes of spans, above the limit of "
+                f"{self._max_decoded:,}; refused (send smaller batches)"
+            )
+        return encoded
+
+    def _append(
+        self,
+        spans: list[SpanRecord],
+        encoded: list[bytes],
+        transport: str,
+        undo: Callable[[], None],
+    ) -> None:
+        """Spool durably (the group commit returns once the spans are on disk); on a
+        failure ``undo`` what was reserved and push back: nothing is acknowledged."""
+        try:
+            self._spool.append(spans, encoded)
+        except Exception as exc:
+            undo()
+            self._refuse(transport, "spool_error", len(spans))
+            log.warning("spool write failed; request refused", extra={"error": str(exc)})
+            raise Busy(f"spool write failed: {exc}", self._retry_after, unavailable=True) from exc
 
     def _refuse(self, transport: str, reason: str, spans: int) -> None:
         self._metrics.requests_rejected.labels(transport, reason).inc()

@@ -38,6 +38,11 @@ T = TypeVar("T")
 REPLAY_BATCH = 5000
 
 
+class Abandoned(Exception):
+    """The evaluation did not take place (shutting down): the session stays in the spool
+    for the next start, neither committed nor dead-lettered."""
+
+
 @dataclass(slots=True)
 class _Complete:
     session: ClosedSession
@@ -281,6 +286,9 @@ class Pipeline:
         try:
             report = self._evaluate(session)
             items = verdict_items(report, completed_at=job.completed_at)
+        except Abandoned:
+            log.info("evaluation abandoned at shutdown", extra={"session_id": session.session_id})
+            return
         except Exception as exc:
             self._dead_letter(session, exc)
             return

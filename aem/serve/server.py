@@ -42,6 +42,30 @@ def default_evaluator(cases: Mapping[str, Case] | None, config: AemConfig | None
     return Evaluator(config, cases).evaluate
 
 
+def build_evaluate(
+    settings: ServeSettings, cases: Mapping[str, Case] | None, config: AemConfig | None
+) -> Evaluate:
+    """In worker processes (``settings.workers``, default one per core) or in this one.
+
+    The evaluator is built here first either way: a plug-in that cannot load, or a bad
+    configuration, fails at start and not in a worker."""
+    evaluate = default_evaluator(cases, config)
+    from aem.engines import available_cores
+
+    workers = available_cores() if settings.workers is None else settings.workers
+    if workers == 0 or settings.spool_only:
+        return evaluate
+    from aem.serve.workers import PoolEvaluate
+
+    return PoolEvaluate(workers, config, cases)
+
+
+def _evaluator_threads(settings: ServeSettings, evaluate: Evaluate) -> int:
+    """Threads waiting on evaluations: two per worker process keep every worker busy."""
+    workers = getattr(evaluate, "workers", 0)
+    return max(settings.evaluator_workers, 2 * workers)
+
+
 def _outbox(settings: ServeSettings, sinks: list[Sink], metrics: ServeMetrics) -> Outbox:
     return Outbox(
         settings.spool_path,
@@ -75,6 +99,7 @@ class LiveServer:
         sinks: list[Sink] | None = None,
     ) -> None:
         self.settings = settings
+        self._evaluate = evaluate
         self.metrics = ServeMetrics()
         sinks = build_sinks(settings.sinks) if sinks is None else sinks
         if not sinks:
@@ -94,14 +119,7 @@ class LiveServer:
         )
         self.queue = SpanQueue(settings.ingest_queue_spans)
         self.budget = _budget(settings)
-        self.intake = Intake(
-            self.spool,
-            self.queue,
-            self.metrics,
-            settings.retry_after_seconds,
-            budget=self.budget,
-            max_request_decoded_bytes=settings.max_request_decoded_bytes,
-        )
+        self.intake = self._intake()
         self.pipeline = Pipeline(
             spool=self.spool,
             intake=self.queue,
@@ -111,7 +129,7 @@ class LiveServer:
                 max_lifetime_seconds=settings.session_max_lifetime_seconds,
                 max_spans_in_flight=settings.max_spans_in_flight,
                 eval_queue_sessions=settings.eval_queue_sessions,
-                evaluator_workers=settings.evaluator_workers,
+                evaluator_workers=_evaluator_threads(settings, evaluate),
                 tick_seconds=settings.tick_seconds,
             ),
             metrics=self.metrics,
@@ -127,12 +145,24 @@ class LiveServer:
         self.ports: dict[str, int] = {}
         self._stopped = threading.Event()
 
+    def _intake(self) -> Intake:
+        return Intake(
+            self.spool,
+            self.queue,
+            self.metrics,
+            self.settings.retry_after_seconds,
+            budget=self.budget,
+            max_request_decoded_bytes=self.settings.max_request_decoded_bytes,
+            spool_only=self.settings.spool_only,
+        )
+
     def _supervise(self) -> Supervisor:
         """Every worker thread under one supervisor (restarted and counted if it dies)."""
         supervisor = Supervisor(self.metrics.thread_restarts)
         supervisor.watch("spool-writer", self.spool.writer_alive, self.spool.restart_writer)
-        for name, alive, restart in self.pipeline.workers():
-            supervisor.watch(name, alive, restart)
+        if not self.settings.spool_only:  # evaluation paused: the pipeline never starts
+            for name, alive, restart in self.pipeline.workers():
+                supervisor.watch(name, alive, restart)
         for worker in self.outbox.workers:
             supervisor.watch(f"sink-{worker.sink.name}", worker.alive, worker.restart)
         supervisor.watch("spool-pruner", self.pruner.alive, self.pruner.restart)
@@ -204,13 +234,16 @@ class LiveServer:
         self.outbox.start()
         if self.scorecards is not None:
             self.scorecards.start()
-        replayed = self.pipeline.replay()
-        if replayed:
-            log.info(
-                "replayed spooled spans",
-                extra={"spans": replayed, "sessions": self.pipeline.assembler.open_sessions},
-            )
-        self.pipeline.start()
+        if self.settings.spool_only:
+            log.warning("spool_only: spans are spooled, not evaluated, until a start without it")
+        else:
+            replayed = self.pipeline.replay()
+            if replayed:
+                log.info(
+                    "replayed spooled spans",
+                    extra={"spans": replayed, "sessions": self.pipeline.assembler.open_sessions},
+                )
+            self.pipeline.start()
         self.pruner.start()
         self.supervisor.start()
         s = self.settings
@@ -247,10 +280,13 @@ class LiveServer:
         if self._http is not None:
             self._http.shutdown()
             self._http.server_close()
-        finished = self.pipeline.stop(
+        finished = self.settings.spool_only or self.pipeline.stop(
             drain=self.settings.drain_open_sessions,
             timeout=max(0.0, deadline - time.monotonic()),
         )
+        close_pool = getattr(self._evaluate, "close", None)
+        if close_pool is not None:
+            close_pool()  # the evaluation workers, once nothing is evaluating any more
         if self.scorecards is not None:
             self.scorecards.stop(max(0.0, deadline - time.monotonic()))
         flushed = self.outbox.flush(max(0.0, deadline - time.monotonic()))

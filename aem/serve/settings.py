@@ -171,7 +171,27 @@ class ServeSettings(BaseModel):
     eval_queue_sessions: int = Field(
         64, ge=1, description="complete sessions waiting for an evaluator; full → intake pauses"
     )
-    evaluator_workers: int = Field(1, ge=1, le=64, description="evaluation threads")
+    workers: int | None = Field(
+        None,
+        ge=0,
+        le=256,
+        description="evaluation worker processes, so evaluating does not share the "
+        "interpreter with the receivers (default: one per core; 0 = evaluate in the server "
+        "process, in evaluator_workers threads). Verdicts are the same either way",
+    )
+    evaluator_workers: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="evaluation threads when workers = 0; with worker processes, two threads "
+        "per worker (or this many, if more) keep them fed",
+    )
+    spool_only: bool = Field(
+        False,
+        description="evaluation paused: accept and spool spans (durably, as always) but neither "
+        "assemble nor evaluate them, and hold none in memory; a later start without it replays "
+        "the spool and evaluates everything (maintenance windows, load tests of the receivers)",
+    )
     drain_open_sessions: bool = Field(
         True,
         description="on SIGTERM evaluate sessions still open; false leaves them in the spool "

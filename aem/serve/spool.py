@@ -34,6 +34,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
+from aem.engines.compact import span_from_tuple, span_to_tuple
 from aem.model import SpanRecord
 from aem.serve.sinks import outbox
 from aem.serve.sinks.records import OutboxItem
@@ -98,9 +99,18 @@ def encode_span(span: SpanRecord) -> bytes:
 
 
 def _encode(span: SpanRecord) -> bytes:
-    # pickle: exact round trip of every attribute type (bytes included) at a few µs per
-    # span; the file is written and read only by this process's own code.
-    return pickle.dumps(span, protocol=pickle.HIGHEST_PROTOCOL)
+    # pickle: exact round trip of every attribute type (bytes included); the file is
+    # written and read only by this process's own code. The span as a flat tuple
+    # (aem.engines.compact) pickles 2-3x faster than the dataclass, and it is on the
+    # receive path of every span.
+    return pickle.dumps(span_to_tuple(span), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def decode_span(data: bytes) -> SpanRecord:
+    """The inverse of :func:`encode_span`; also reads rows spooled as pickled dataclasses
+    (by earlier versions), so an upgrade replays what was acknowledged before it."""
+    value = pickle.loads(data)
+    return span_from_tuple(value) if isinstance(value, tuple) else value
 
 
 class Spool:
@@ -364,7 +374,7 @@ class Spool:
                 if not rows:
                     return
                 for seq, data in rows:
-                    span: SpanRecord = pickle.loads(data)
+                    span = decode_span(data)
                     last = seq
                     yield span, span.trace_id in done, len(data)
         finally:

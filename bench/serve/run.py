@@ -1,14 +1,23 @@
-"""Benchmark ``aem serve``: sustained spans/s over OTLP/gRPC with the sample mix.
+"""Benchmark ``aem serve``: accepted spans/s, push-back, ack latency and end-to-end rate.
 
-Pre-encoded requests (bench/serve/workload.py) are sent by several sender processes over
-raw gRPC (one OTel SDK sender process encodes only ~11–14 k spans/s and would be the
-bottleneck). A RESOURCE_EXHAUSTED answer is honoured (sleep the RetryInfo delay, resend)
-and counted as push-back; any other failure is counted as dropped. Reported: accepted
-spans/s while sending, end-to-end spans/s until the last verdict left, the delay from a
-session's completion to its verdict being written by the JSONL sink (p50/p99), and the
-server's peak RSS. Results go to bench/results/serve-<time>.json (gitignored).
+The load (bench/serve/load.py) is open loop: pre-encoded requests (bench/serve/workload.py)
+at a target rate, many in flight per gRPC channel or over many kept-alive HTTP connections,
+from several sender processes — so the generator is not the bottleneck (it reports how far
+it fell behind its own schedule). Reported per run: accepted spans/s (first send → last
+ack), push-back answers, dropped requests, p50/p99 ack latency, and, with evaluation on,
+end-to-end spans/s (until the last verdict is written by the JSONL sink) and the delay from
+a session's completion to its verdict (p50/p99); the server's peak RSS always.
 
-    python -m bench.serve.run --sessions 2000 --senders 3
+``--pause-evaluation`` runs the server with ``spool_only`` (accept and spool, evaluate
+nothing), which measures the receive path alone. ``--baseline REV`` also runs the same
+load, in the same invocation, against the server of git revision ``REV`` (exported to a
+temporary directory) and prints the ratios; a baseline without ``spool_only`` is "paused"
+by sessions that never go idle during the run. Results go to
+bench/results/serve-<time>.json (gitignored).
+
+    python -m bench.serve.run --sessions 2000 --senders 2 --in-flight 16
+    python -m bench.serve.run --pause-evaluation --sessions 12000 --baseline HEAD~3
+    python -m bench.serve.run --rate 6000   # open loop at 6 k spans/s, e.g. 2x capacity
 """
 
 from __future__ import annotations
@@ -18,55 +27,40 @@ import json
 import multiprocessing as mp
 import os
 import signal
+import sqlite3
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-METHOD = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
-
-
-def _sender(target: str, payloads: list[bytes], out: mp.Queue) -> None:
-    import grpc
-    from google.rpc import error_details_pb2
-    from grpc_status import rpc_status
-
-    accepted = pushed_back = dropped = 0
-    with grpc.insecure_channel(target) as channel:
-        export = channel.unary_unary(METHOD)
-        for body in payloads:
-            while True:
-                try:
-                    export(body, timeout=30)
-                    accepted += 1
-                    break
-                except grpc.RpcError as exc:
-                    if exc.code() is not grpc.StatusCode.RESOURCE_EXHAUSTED:
-                        dropped += 1
-                        break
-                    pushed_back += 1
-                    delay = 0.05
-                    status = rpc_status.from_call(exc)
-                    info = error_details_pb2.RetryInfo()
-                    if status is not None and status.details and status.details[0].Unpack(info):
-                        delay = info.retry_delay.ToNanoseconds() / 1e9
-                    time.sleep(delay)
-    out.put({"accepted": accepted, "pushed_back": pushed_back, "dropped": dropped})
+GiB = 1024**3
 
 
 def _payloads(
     sessions: int, senders: int, spans_per_request: int, prefix: str = "bench"
 ) -> tuple[list[list[bytes]], int]:
+    """``sessions`` fresh copies of the sample sessions, merged into requests of about
+    ``spans_per_request`` spans and dealt to ``senders`` shares; and the span total."""
+    shares, total = _counted_payloads(sessions, senders, spans_per_request, prefix)
+    return [[body for body, _ in share] for share in shares], total
+
+
+def _counted_payloads(
+    sessions: int, senders: int, spans_per_request: int, prefix: str
+) -> tuple[list[list[tuple[bytes, int]]], int]:
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTraceServiceRequest,
     )
 
     from bench.serve.workload import session_copies
 
-    shares: list[list[bytes]] = [[] for _ in range(senders)]
+    shares: list[list[tuple[bytes, int]]] = [[] for _ in range(senders)]
     pending = [(ExportTraceServiceRequest(), 0) for _ in range(senders)]
     total_spans = 0
     for i, (_, requests) in enumerate(session_copies(sessions, prefix=prefix)):
@@ -77,13 +71,13 @@ def _payloads(
             merged.MergeFrom(part)
             n += sum(len(ss.spans) for rs in part.resource_spans for ss in rs.scope_spans)
             if n >= spans_per_request:
-                share.append(merged.SerializeToString())
+                share.append((merged.SerializeToString(), n))
                 total_spans += n
                 merged, n = ExportTraceServiceRequest(), 0
         pending[i % senders] = (merged, n)
     for share, (merged, n) in zip(shares, pending, strict=True):
         if n:
-            share.append(merged.SerializeToString())
+            share.append((merged.SerializeToString(), n))
             total_spans += n
     return shares, total_spans
 
@@ -95,124 +89,260 @@ def _peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def _children_rss_mb(pid: int) -> float:
+    """Current RSS of the server's descendants (forkserver, evaluation workers), summed."""
+    parent: dict[int, int] = {}
+    rss: dict[int, float] = {}
+    for child in Path("/proc").glob("[0-9]*"):
+        try:
+            status = (child / "status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        parent[int(child.name)] = int(fields.get("PPid", "0"))
+        rss[int(child.name)] = int(fields.get("VmRSS", "0 kB").split()[0]) / 1024
+
+    def descends(p: int) -> bool:
+        while p > 1:
+            p = parent.get(p, 0)
+            if p == pid:
+                return True
+        return False
+
+    return sum(mb for p, mb in rss.items() if descends(p))
+
+
+def _query(spool: Path, sql: str) -> tuple[int, int]:
+    with sqlite3.connect(spool, timeout=30) as conn:
+        row = conn.execute(sql).fetchone()
+    return int(row[0]), int(row[1] or 0)
+
+
 def _evaluated(spool: Path) -> tuple[int, int]:
-    import sqlite3
-
-    with sqlite3.connect(spool) as conn:
-        row = conn.execute("SELECT count(*), coalesce(sum(spans), 0) FROM done_sessions").fetchone()
-    return int(row[0]), int(row[1])
+    return _query(spool, "SELECT count(*), sum(spans) FROM done_sessions")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sessions", type=int, default=1000)
-    parser.add_argument("--senders", type=int, default=3)
-    parser.add_argument("--spans-per-request", type=int, default=64)
-    parser.add_argument("--idle", type=float, default=1.0, help="session idle seconds")
-    parser.add_argument("--synchronous", choices=["FULL", "NORMAL"], default="FULL")
-    parser.add_argument("--timeout", type=float, default=600)
-    args = parser.parse_args()
+def export_revision(rev: str) -> Path:
+    """The tree of git revision ``rev`` in a temporary directory (a baseline server)."""
+    out = Path(tempfile.mkdtemp(prefix="aem-bench-baseline-"))
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", rev], cwd=ROOT, check=True, capture_output=True
+    ).stdout
+    tar_path = out / "tree.tar"
+    tar_path.write_bytes(archive)
+    with tarfile.open(tar_path) as tar:
+        tar.extractall(out, filter="data")
+    tar_path.unlink()
+    return out
 
-    shares, total_spans = _payloads(args.sessions, args.senders, args.spans_per_request)
-    work = Path(tempfile.mkdtemp(prefix="aem-bench-serve-"))
-    ports_file, jsonl, spool = work / "ports.json", work / "verdicts.jsonl", work / "spool.sqlite"
+
+def _server_flags(root: Path, args: argparse.Namespace) -> list[str]:
+    settings = (root / "aem" / "serve" / "settings.py").read_text()
+    flags = [
+        "--session-idle-seconds",
+        str(args.idle),
+        "--spool-synchronous",
+        args.synchronous,
+        "--retry-after-seconds",
+        "0.1",
+        "--log-level",
+        "WARNING",
+    ]
+    if args.workers is not None and "workers: int" in settings:
+        flags += ["--workers", str(args.workers)]
+    if args.pause_evaluation:
+        if "spool_only" in settings:
+            flags += ["--spool-only", "true"]
+        else:  # an older server: no session completes during the run, none is evicted
+            flags[1] = "3600"
+            flags += ["--max-bytes-in-flight", str(8 * GiB), "--max-spans-in-flight", "10000000"]
+            flags += ["--ingest-queue-spans", "200000", "--drain-open-sessions", "false"]
+    return flags + list(args.server_arg)
+
+
+def _start(root: Path, work: Path, args: argparse.Namespace) -> subprocess.Popen[bytes]:
     log = (work / "serve.log").open("wb")
-    serve = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "aem.serve",
-            "--grpc-port",
-            "0",
-            "--http-port",
-            "0",
-            "--spool-path",
-            str(spool),
-            "--ports-file",
-            str(ports_file),
-            "--jsonl-path",
-            str(jsonl),
-            "--session-idle-seconds",
-            str(args.idle),
-            "--spool-synchronous",
-            args.synchronous,
-            "--retry-after-seconds",
-            "0.1",
-            "--log-level",
-            "WARNING",
-        ],
-        cwd=ROOT,
-        stdout=log,
-        stderr=log,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    try:
-        while not ports_file.exists():
-            if serve.poll() is not None:
-                raise SystemExit(f"serve exited; see {work / 'serve.log'}")
-            time.sleep(0.05)
-        target = f"127.0.0.1:{json.loads(ports_file.read_text())['grpc']}"
-        out: mp.Queue = mp.Queue()
-        procs = [mp.Process(target=_sender, args=(target, share, out)) for share in shares]
-        started = time.perf_counter()
-        for p in procs:
-            p.start()
-        results = [out.get(timeout=args.timeout) for _ in procs]
-        for p in procs:
-            p.join()
-        sent_s = time.perf_counter() - started
-        deadline = time.monotonic() + args.timeout
-        while _evaluated(spool)[0] < args.sessions and time.monotonic() < deadline:
-            time.sleep(0.1)
-        sessions_done, spans_done = _evaluated(spool)
-        while jsonl.exists() and time.monotonic() < deadline:
-            lines = jsonl.read_text().splitlines()
-            if len({json.loads(x)["session_id"] for x in lines}) >= sessions_done:
-                break
-            time.sleep(0.1)
-        end_to_end_s = time.perf_counter() - started
-        rss = _peak_rss_mb(serve.pid)
-    finally:
-        serve.send_signal(signal.SIGTERM)
-        serve.wait(120)
-        log.close()
+    cmd = [sys.executable, "-m", "aem.serve", "--grpc-port", "0", "--http-port", "0"]
+    cmd += ["--spool-path", str(work / "spool.sqlite"), "--ports-file", str(work / "ports.json")]
+    cmd += ["--jsonl-path", str(work / "verdicts.jsonl"), *_server_flags(root, args)]
+    env = {**os.environ, "PYTHONPATH": str(root), "TOKENIZERS_PARALLELISM": "false"}
+    serve = subprocess.Popen(cmd, cwd=root, stdout=log, stderr=log, env=env)
+    while not (work / "ports.json").exists():
+        if serve.poll() is not None:
+            raise SystemExit(f"serve exited; see {work / 'serve.log'}")
+        time.sleep(0.05)
+    return serve
 
+
+def _sender_main(args: tuple[Any, ...], out: mp.Queue) -> None:
+    from bench.serve.load import run_sender
+
+    transport, target, requests, rate, in_flight, start_at = args
+    result = run_sender(
+        transport, target, requests, rate=rate, in_flight=in_flight, start_at=start_at
+    )
+    out.put(asdict(result))
+
+
+def _send(target: str, shares: list[list[tuple[bytes, int]]], args: argparse.Namespace) -> Any:
+    total_requests = sum(len(s) for s in shares)
+    spans = sum(n for s in shares for _, n in s)
+    # requests/s per sender for the target spans/s
+    rate = args.rate / (spans / total_requests) / len(shares) if args.rate else 0.0
+    start_at = time.time() + 1.0
+    out: mp.Queue = mp.Queue()
+    procs = [
+        mp.Process(
+            target=_sender_main,
+            args=((args.transport, target, share, rate, args.in_flight, start_at), out),
+        )
+        for share in shares
+    ]
+    for p in procs:
+        p.start()
+    results = [out.get(timeout=args.timeout) for _ in procs]
+    for p in procs:
+        p.join()
+    return results
+
+
+def _quantiles(values: list[float]) -> tuple[float, float]:
+    if not values:
+        return float("nan"), float("nan")
+    q = statistics.quantiles(values, n=100) if len(values) >= 2 else values * 99
+    return round(q[49] * 1000, 1), round(q[98] * 1000, 1)
+
+
+def _verdict_delays(jsonl: Path) -> list[float]:
     first_out: dict[str, float] = {}
     completed: dict[str, float] = {}
+    if not jsonl.exists():
+        return []
     for line in jsonl.read_text().splitlines():
         rec = json.loads(line)
         sid = rec["session_id"]
         first_out[sid] = min(first_out.get(sid, rec["delivered_at"]), rec["delivered_at"])
         completed[sid] = rec["completed_at"]
-    delays = sorted(first_out[s] - completed[s] for s in first_out)
-    q = statistics.quantiles(delays, n=100) if len(delays) >= 2 else delays * 99
-    result = {
-        "sessions": args.sessions,
-        "spans": total_spans,
-        "senders": args.senders,
-        "spans_per_request": args.spans_per_request,
-        "synchronous": args.synchronous,
-        "accepted_requests": sum(r["accepted"] for r in results),
+    return sorted(first_out[s] - completed[s] for s in first_out)
+
+
+def _wait_end_to_end(work: Path, sessions: int, deadline: float) -> None:
+    spool, jsonl = work / "spool.sqlite", work / "verdicts.jsonl"
+    while _evaluated(spool)[0] < sessions and time.monotonic() < deadline:
+        time.sleep(0.1)
+    done = _evaluated(spool)[0]
+    while time.monotonic() < deadline:
+        if jsonl.exists():
+            lines = jsonl.read_text().splitlines()
+            if len({json.loads(x)["session_id"] for x in lines}) >= done:
+                return
+        time.sleep(0.1)
+
+
+def run_once(
+    root: Path, shares: list[list[tuple[bytes, int]]], args: argparse.Namespace
+) -> dict[str, Any]:
+    """One server from ``root``, the whole load, the figures."""
+    work = Path(tempfile.mkdtemp(prefix="aem-bench-serve-"))
+    serve = _start(root, work, args)
+    ports = json.loads((work / "ports.json").read_text())
+    target = (
+        f"127.0.0.1:{ports['grpc']}"
+        if args.transport == "grpc"
+        else f"http://127.0.0.1:{ports['http']}/v1/traces"
+    )
+    pool_rss = 0.0
+    try:
+        results = _send(target, shares, args)
+        sent_end = max(r["last_ack"] for r in results)
+        first = min(r["first_send"] for r in results)
+        end_to_end = None
+        if not args.pause_evaluation:
+            _wait_end_to_end(work, args.sessions, time.monotonic() + args.timeout)
+            end_to_end = time.time() - first
+        rss = _peak_rss_mb(serve.pid)
+        pool_rss = _children_rss_mb(serve.pid)
+        spooled = _query(work / "spool.sqlite", "SELECT count(*), 0 FROM spans")[0]
+        sessions_done, spans_done = _evaluated(work / "spool.sqlite")
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(300)
+    accepted = sum(r["accepted_spans"] for r in results)
+    ack_p50, ack_p99 = _quantiles([x for r in results for x in r["ack_seconds"]])
+    out: dict[str, Any] = {
+        "accepted_spans": accepted,
+        "accept_spans_per_s": round(accepted / max(sent_end - first, 1e-9)),
         "pushed_back": sum(r["pushed_back"] for r in results),
         "dropped": sum(r["dropped"] for r in results),
-        "sessions_evaluated": sessions_done,
-        "spans_evaluated": spans_done,
-        "accept_spans_per_s": round(total_spans / sent_s),
-        "end_to_end_spans_per_s": round(spans_done / end_to_end_s),
-        "completion_to_verdict_p50_ms": round(q[49] * 1000, 1),
-        "completion_to_verdict_p99_ms": round(q[98] * 1000, 1),
+        "ack_p50_ms": ack_p50,
+        "ack_p99_ms": ack_p99,
+        "generator_max_behind_s": round(max(r["max_behind_seconds"] for r in results), 2),
+        "spooled_spans_at_end": spooled,
         "serve_peak_rss_mb": round(rss, 1),
-        "cpus": os.cpu_count(),
+        "pool_rss_mb": round(pool_rss, 1),
     }
-    width = max(map(len, result))
-    for key, value in result.items():
-        print(f"{key:<{width}}  {value}")
+    if end_to_end is not None:
+        p50, p99 = _quantiles(_verdict_delays(work / "verdicts.jsonl"))
+        out |= {
+            "sessions_evaluated": sessions_done,
+            "spans_evaluated": spans_done,
+            "end_to_end_spans_per_s": round(spans_done / end_to_end),
+            "completion_to_verdict_p50_ms": p50,
+            "completion_to_verdict_p99_ms": p99,
+        }
+    return out
+
+
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", type=int, default=2000)
+    parser.add_argument("--senders", type=int, default=2, help="sender processes")
+    parser.add_argument("--in-flight", type=int, default=16, help="requests in flight/sender")
+    parser.add_argument("--rate", type=float, default=0, help="target spans/s (0: max)")
+    parser.add_argument("--transport", choices=["grpc", "http"], default="grpc")
+    parser.add_argument("--spans-per-request", type=int, default=64)
+    parser.add_argument("--idle", type=float, default=1.0, help="session idle seconds")
+    parser.add_argument("--synchronous", choices=["FULL", "NORMAL"], default="FULL")
+    parser.add_argument("--pause-evaluation", action="store_true", help="serve.spool_only")
+    parser.add_argument("--workers", type=int, default=None, help="serve.workers")
+    parser.add_argument("--baseline", default=None, help="git revision to compare against")
+    parser.add_argument("--server-arg", action="append", default=[], help="extra serve flag")
+    parser.add_argument("--timeout", type=float, default=900)
+    return parser.parse_args()
+
+
+def main() -> int:
+    args = _arguments()
+    shares, total_spans = _counted_payloads(
+        args.sessions, args.senders, args.spans_per_request, "bench"
+    )
+    runs: dict[str, dict[str, Any]] = {}
+    if args.baseline:
+        runs["baseline"] = run_once(export_revision(args.baseline), shares, args)
+    runs["current"] = run_once(ROOT, shares, args)
+    settings = {k: v for k, v in vars(args).items() if k not in {"timeout"}}
+    result: dict[str, Any] = {"spans": total_spans, **settings, "cpus": os.cpu_count(), **runs}
+    keys = list(runs["current"])
+    print(f"{'':<32}" + "".join(f"{name:>14}" for name in runs))
+    for key in keys:
+        print(f"{key:<32}" + "".join(f"{r.get(key, '')!s:>14}" for r in runs.values()))
+    if "baseline" in runs:
+        ratios = {
+            key: round(runs["current"][key] / runs["baseline"][key], 2)
+            for key in ("accept_spans_per_s", "end_to_end_spans_per_s")
+            if runs["baseline"].get(key)
+        }
+        result["ratios"] = ratios
+        print("ratios current/baseline:", ratios)
     results_dir = ROOT / "bench" / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
     path = results_dir / f"serve-{time.strftime('%Y%m%d-%H%M%S')}.json"
     path.write_text(json.dumps(result, indent=2))
     print(f"written {path.relative_to(ROOT)}")
-    return 0 if result["dropped"] == 0 and sessions_done == args.sessions else 1
+    ok = all(r["dropped"] == 0 for r in runs.values())
+    if not args.pause_evaluation:
+        ok = ok and all(r.get("sessions_evaluated") == args.sessions for r in runs.values())
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

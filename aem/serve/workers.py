@@ -1,0 +1,103 @@
+"""Evaluation in worker processes for ``aem serve`` (setting ``workers``).
+
+Why: the receivers, the assembler and the evaluation share one interpreter otherwise, so
+a slow session takes CPU (and the GIL) from receiving. Here a session is packed
+(:mod:`aem.engines.compact`), evaluated in a process of the audit's pool
+(:func:`aem.engines.pool.shared_pool`: a forkserver, the metrics preloaded, the embedding
+model loaded once per worker when a session first compares text) and its report comes
+back; the evaluator threads of the pipeline each wait for one session, so the pipeline —
+commit, outbox, dead letters — is the same as in-process. Each worker builds the same
+:class:`~aem.evaluate.Evaluator` from the same configuration and cases, so the verdicts
+are the ones ``aem audit`` gives.
+
+A session whose evaluation raises raises here with the worker's exception (the pipeline
+dead-letters it, as in-process). A worker that dies (killed, out of memory) takes its
+session with it: the pool is started again and the session retried once; dying again, it
+is dead-lettered rather than retried forever.
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+import threading
+import uuid
+from collections.abc import Mapping
+from concurrent.futures import CancelledError
+from concurrent.futures.process import BrokenProcessPool
+
+from aem.cases import Case
+from aem.config import AemConfig
+from aem.engines.compact import pack_sessions, unpack_sessions
+from aem.engines.pool import shared_pool, shutdown_pool, worker_config
+from aem.evaluate import Evaluator
+from aem.model import ClosedSession, SessionReport
+from aem.serve.pipeline import Abandoned
+
+log = logging.getLogger("aem.serve.workers")
+
+# In a worker process: the server's job key and the evaluator built for it.
+_JOB: tuple[str, Evaluator] | None = None
+
+
+def _evaluate_packed(job_key: str, job: bytes, packed: bytes) -> bytes:
+    """In a worker: evaluate one packed session; its pickled report (raises as it raises)."""
+    global _JOB
+    if _JOB is None or _JOB[0] != job_key:
+        _JOB = None
+        config, cases = pickle.loads(job)
+        _JOB = (job_key, Evaluator(config, cases))
+    [session] = unpack_sessions(packed)
+    return pickle.dumps(_JOB[1].evaluate(session), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+class PoolEvaluate:
+    """``evaluate(session) -> report`` backed by ``workers`` processes (thread-safe)."""
+
+    def __init__(
+        self, workers: int, config: AemConfig | None, cases: Mapping[str, Case] | None
+    ) -> None:
+        config = config or AemConfig()
+        self.workers = workers
+        self._key = uuid.uuid4().hex
+        self._job = pickle.dumps(
+            (worker_config(config, workers), dict(cases or {})), protocol=pickle.HIGHEST_PROTOCOL
+        )
+        self._embeds = config.compare.embed_free_text
+        self._lock = threading.Lock()
+        self._closed = False
+        self._pool = shared_pool(workers, embeds=self._embeds)
+
+    def __call__(self, session: ClosedSession) -> SessionReport:
+        packed = pack_sessions([session])
+        for attempt in (1, 2):
+            pool = self._pool
+            try:
+                data = pool.submit(_evaluate_packed, self._key, self._job, packed).result()
+            except CancelledError as exc:  # the pool shut down before the session started
+                raise Abandoned(session.session_id) from exc
+            except BrokenProcessPool:
+                if self._closed:
+                    raise Abandoned(session.session_id) from None
+                log.error(
+                    "an evaluation worker died; pool restarted",
+                    extra={"session_id": session.session_id, "attempt": attempt},
+                )
+                self._renew(pool)
+                if attempt == 2:
+                    raise
+                continue
+            report: SessionReport = pickle.loads(data)
+            return report
+        raise AssertionError("unreachable")
+
+    def _renew(self, broken: object) -> None:
+        """A new pool, once, however many evaluator threads saw the old one break."""
+        with self._lock:
+            if self._pool is broken:
+                shutdown_pool()
+                self._pool = shared_pool(self.workers, embeds=self._embeds)
+
+    def close(self) -> None:
+        self._closed = True
+        shutdown_pool()
