@@ -65,6 +65,9 @@ def match_tool_calls(
     (True, [(0, 1), (1, 0)])
     """
     settings = settings or _DEFAULT_SETTINGS
+    exact = _exact_match(expected, actual, order, settings)
+    if exact is not None:
+        return exact
     calls, blocks = _blocks_by_tool(expected, actual)
     scorer = _PairCost(calls, actual, comparator or default_comparator(), settings)
     pairs, missing, paired_actual = _pair_blocks(blocks, scorer, settings.argument_mismatch_cost)
@@ -82,6 +85,48 @@ def match_tool_calls(
     )
     return ToolSetMatch(
         pairs, missing, extra, misordered, score, settings.pass_threshold, passed, calls, actual
+    )
+
+
+def _exact_match(
+    expected: Sequence[ExpectedToolCall | Mapping[str, Any]],
+    actual: Sequence[ActualCall],
+    order: Sequence[tuple[int, int]],
+    settings: MatchSettings,
+) -> ToolSetMatch | None:
+    """The common case in one pass, or ``None`` for the general path: every tool called
+    once on each side, each with arguments ``==`` the expected ones.
+
+    Same result as the general path: one call per tool on each side leaves one possible
+    pairing, and ``==`` arguments are a match there too (``_PairCost.single``). No call is
+    extra (every actual call is paired) and the score is 1, so only the order can fail.
+    """
+    if len(expected) != len(actual) or not actual:
+        return None
+    position = {call.name: j for j, call in enumerate(actual)}
+    if len(position) != len(actual):
+        return None  # a tool called twice: pairing within it is the general path's job
+    calls: list[tuple[str, Mapping[str, Any]]] = []
+    pairs: list[MatchedPair] = []
+    paired: dict[int, int] = {}
+    for i, call in enumerate(expected):
+        if type(call) is dict:
+            name, arguments = call["name"], call.get("arguments") or {}
+        elif type(call) is ExpectedToolCall:
+            name, arguments = call.name, call.arguments
+        else:
+            return None
+        j = position.pop(name, None)  # popped: a second expected call to it finds none
+        if j is None or type(arguments) is not dict or actual[j].arguments != arguments:
+            return None
+        calls.append((name, arguments))
+        pairs.append(MatchedPair(i, j, True, []))
+        paired[i] = j
+    misordered = order_violations(order, paired) if order else []
+    # Score 1.0 meets any threshold (pass_threshold <= 1): only the order can fail.
+    passed = not (misordered and settings.order_violations_fail)
+    return ToolSetMatch(
+        pairs, [], [], misordered, 1.0, settings.pass_threshold, passed, calls, actual
     )
 
 
