@@ -24,12 +24,19 @@ QUOTE = ToolSpec("get_quote", "A freight quote from one carrier.", {"type": "obj
 BOOK = ToolSpec("book_flight", "Book a flight.", {"type": "object"})
 
 
-def _retrying_agent(conversation: str, first: ToolCall, retry: ToolCall, answer: str):
+def _retrying_agent(
+    conversation: str,
+    first: ToolCall,
+    retry: ToolCall,
+    answer: str,
+    tool: ToolSpec = QUOTE,
+    ask: str = "Get me a quote from ACME for 2026-03-01.",
+):
     """The agent calls, sees the failure, calls again, answers."""
 
     def build(recording: Session) -> None:
-        agent = GenAIAgent(recording, conversation, "gpt-4o", [QUOTE])
-        question = [message("user", text_part("Get me a quote from ACME for 2026-03-01."))]
+        agent = GenAIAgent(recording, conversation, "gpt-4o", [tool])
+        question = [message("user", text_part(ask))]
         with agent.invoke_agent("broker", root=True):
             said = agent.chat(question, calls=[first])
             with agent.execute_tool(first):
@@ -141,3 +148,27 @@ def test_a_session_without_a_single_turn_gets_a_session_level_verdict(tmp_path: 
     # Without a case expecting calls, no session turn is invented.
     _, plain, _ = run_audit(str(tmp_path / "t.jsonl"))
     assert session(plain, "silent-1")["turns"] == []
+
+
+def _booking_then_another(answer: str) -> Callable[[Session], None]:
+    """AF123 fails, AF999 is booked instead, and the agent answers ``answer``."""
+    failed = ToolCall("c1", "book_flight", {"flight": "AF123"}, "", ConnectionError("booking down"))
+    other = ToolCall("c2", "book_flight", {"flight": "AF999"}, '{"booking": "B-7"}')
+    ask = "Book flight AF123, or AF999 if it fails."
+    return _retrying_agent("book-2", failed, other, answer, BOOK, ask)
+
+
+def test_tool_execution_and_claimed_success_share_one_recovery_rule(tmp_path: Path) -> None:
+    path = record(tmp_path / "t.jsonl", "book-2", _booking_then_another("I booked AF123."))
+    _, report, _ = run_audit(str(path))
+    assert _tool_execution(report, "book-2", "t1")["outcome"] == "fail"
+    answer = session(report, "book-2")["turns"][-1]
+    [truth] = [m for m in answer["metrics"] if m["name"] == "correctness.truthfulness"]
+    assert truth["outcome"] == "fail" and "t1 book_flight failed" in truth["explanation"]
+
+    honest = _booking_then_another("AF123 is down, so I booked AF999 instead.")
+    path = record(tmp_path / "h.jsonl", "book-2", honest)
+    _, report, _ = run_audit(str(path))
+    answer = session(report, "book-2")["turns"][-1]
+    [truth] = [m for m in answer["metrics"] if m["name"] == "correctness.truthfulness"]
+    assert truth["outcome"] == "pass", truth["explanation"]

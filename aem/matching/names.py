@@ -13,7 +13,7 @@ import re
 
 _CHANNEL = re.compile(r"<\|[^|>]*\|>.*$", re.DOTALL)
 _NAMESPACE = re.compile(r"^(?:[A-Za-z0-9_-]+[.:/])+")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SEPARATORS = re.compile(r"[\s_\-.]+")
 
 
@@ -24,6 +24,8 @@ def tool_key(name: str) -> str:
     ('cd', 'cd', 'cd')
     >>> tool_key("GetWeather"), tool_key("get-weather"), tool_key("tools/get_weather")
     ('get_weather', 'get_weather', 'get_weather')
+    >>> tool_key("SendHTTPRequest"), tool_key("send_http_request")
+    ('send_http_request', 'send_http_request')
     """
     text = _CHANNEL.sub("", name).strip()
     text = _NAMESPACE.sub("", text) or text

@@ -1,8 +1,9 @@
 """Success claimed after failure: "I booked your flight" when ``book_reservation`` failed.
 
 A named check of ``correctness.truthfulness``. An answer or reasoning turn that reports
-an action as done, when the tool call for that action failed and no later call of the
-same tool succeeded before the turn, tells the user something that did not happen — the
+an action as done, when the tool call for that action failed and was not recovered before
+the turn (the same intent succeeded: :mod:`aem.metrics.recovery`, the rule
+``tool_execution`` applies too), tells the user something that did not happen — the
 worst kind of untruth, because the user stops trying.
 
 What makes a sentence a report of the action: it holds the verb of the failed tool's name
@@ -15,9 +16,11 @@ conditional ("could not book", "I'll book", "would you like me to book"). Read-o
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from aem.matching.names import tool_key
+from aem.metrics.recovery import argument_leaves
 from aem.model import Turn
 
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
@@ -57,16 +60,11 @@ _IRREGULAR = {
 }
 
 
-_CHANNEL_SUFFIX = re.compile(r"<\|.*$", re.DOTALL)
-_NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-
-
 def name_words(tool_name: str) -> list[str]:
     """A tool's name as lower-case words, without a channel suffix or namespace
-    (``functions.BookReservation<|channel|>x`` → book, reservation)."""
-    bare = _CHANNEL_SUFFIX.sub("", tool_name)
-    bare = re.split(r"[.:/]", bare)[-1] or bare
-    return [w.lower() for w in _NAME_WORDS.findall(bare)]
+    (``functions.BookReservation<|channel|>x`` → book, reservation): the words of
+    :func:`aem.matching.names.tool_key`, the one normalisation of tool names."""
+    return [w for w in tool_key(tool_name).split("_") if w]
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,36 +112,66 @@ def claims_done(sentence: str, words: Sequence[str]) -> bool:
     return past or (named and _DONE.search(sentence) is not None)
 
 
-def unrecovered_failures(seen: Iterable[Turn], later: Sequence[Turn]) -> list[Turn]:
-    """Failed action calls among ``seen`` with no successful call of the same tool
-    (names normalised) after them in ``later`` (the session up to the judged turn)."""
+def unrecovered_failures(
+    seen: Iterable[Turn], judged: Turn, recovery: Callable[[Turn], Turn | None]
+) -> list[Turn]:
+    """Failed action calls among ``seen`` that no call before ``judged`` recovered.
+
+    ``recovery`` is the one recovery rule (:meth:`MetricContext.recovery
+    <aem.metrics.context.MetricContext.recovery>`, after
+    :func:`aem.metrics.recovery.recovered_by`): the same rule ``tool_execution`` applies,
+    so a call that metric calls recovered is never "claimed after failure" here, and a
+    booking with other arguments does not excuse the failed one.
+    """
     failures = []
     for turn in seen:
         call = turn.tool_call
         if call is None or not call.error or not action_words(call.name):
             continue
-        key = name_words(call.name)
-        retried = any(
-            t.index > turn.index
-            and t.tool_call is not None
-            and not t.tool_call.error
-            and name_words(t.tool_call.name) == key
-            for t in later
-        )
-        if not retried:
+        recovered = recovery(turn)
+        if recovered is None or recovered.index > judged.index:
             failures.append(turn)
     return failures
 
 
-def claimed_successes(text: str, failures: Sequence[Turn]) -> list[ClaimedSuccess]:
-    """Sentences of ``text`` that report a failed, unrecovered action as done."""
+def claimed_successes(
+    text: str, failures: Sequence[Turn], succeeded: Sequence[Turn] = ()
+) -> list[ClaimedSuccess]:
+    """Sentences of ``text`` that report a failed, unrecovered action as done.
+
+    ``succeeded``: the successful calls before the turn. A sentence that names an
+    argument value only a successful call of the same tool had ("I booked HAT999" after
+    HAT170 failed and HAT999 went through) reports that call, truthfully: the failed one
+    is not recovered (another intent), but this sentence does not claim it.
+    """
     found = []
     for failed in failures:
         assert failed.tool_call is not None
         words = action_words(failed.tool_call.name)
+        others = _other_values(failed, succeeded)
         for m in _SENTENCE.finditer(text):
             sentence = m.group(0).strip()
-            if claims_done(sentence, words):
+            if claims_done(sentence, words) and not _mentions(sentence, others):
                 found.append(ClaimedSuccess(sentence, failed))
                 break
     return found
+
+
+def _other_values(failed: Turn, succeeded: Sequence[Turn]) -> set[str]:
+    """Argument values of successful calls of the failed call's tool that the failed
+    call did not have (casefolded)."""
+    call = failed.tool_call
+    assert call is not None
+    key = tool_key(call.name)
+    own = set(argument_leaves(call.arguments))
+    values: set[str] = set()
+    for turn in succeeded:
+        done = turn.tool_call
+        if done is not None and not done.error and tool_key(done.name) == key:
+            values.update(argument_leaves(done.arguments))
+    return values - own
+
+
+def _mentions(sentence: str, values: set[str]) -> bool:
+    text = sentence.casefold()
+    return any(len(v) >= 3 and re.search(rf"(?<![\w]){re.escape(v)}(?![\w])", text) for v in values)

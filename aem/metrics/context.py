@@ -16,6 +16,7 @@ from aem.cases import Case
 from aem.config import AemConfig
 from aem.metrics import queries
 from aem.metrics.queries import Seen, SessionMatch
+from aem.metrics.recovery import recovered_by
 from aem.model import Session, Turn
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ class MetricContext:
     config: AemConfig
     comparator_factory: Callable[[], SemanticComparator] | None = None
     _seen: dict[str, Seen] = field(default_factory=dict, init=False, repr=False)
+    _recovery: dict[str, Turn | None] = field(default_factory=dict, init=False, repr=False)
 
     @cached_property
     def comparator(self) -> SemanticComparator:
@@ -70,6 +72,15 @@ class MetricContext:
     def tool_set_match(self) -> SessionMatch | None:
         """The case's expected calls matched against the session's (None without them)."""
         return queries.match_session(self.session, self.case, self.comparator, self.config.matching)
+
+    def recovery(self, turn: Turn) -> Turn | None:
+        """The later call that recovered ``turn``'s failed call, if any (the one rule,
+        :func:`aem.metrics.recovery.recovered_by`), answered once per failed call."""
+        if turn.turn_id not in self._recovery:
+            self._recovery[turn.turn_id] = recovered_by(
+                turn, self.tool_turns, self.comparator, self.config.matching
+            )
+        return self._recovery[turn.turn_id]
 
     def seen(self, turn: Turn) -> Seen:
         """What ``turn`` could see (inputs, facts, ancestors' results), gathered once."""
