@@ -21,8 +21,11 @@ construction; :func:`build_turn_graph` asserts it.
 from __future__ import annotations
 
 import bisect
+import heapq
+import weakref
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
+from functools import cached_property
 from typing import Any
 
 import networkx as nx
@@ -241,3 +244,88 @@ def _link_subagent_results(ordered: list[Turn], by_model: dict[str, list[Turn]],
 def attach_graph(session: Session) -> nx.DiGraph:
     session.graph = build_turn_graph(session.turns)
     return session.graph
+
+
+class Ancestry:
+    """ "Is turn A an ancestor of turn B?", answered without listing B's ancestors.
+
+    Why not ``nx.ancestors`` per turn: in a long session nearly every earlier turn is an
+    ancestor of the next (history edges chain the model calls), so listing them for every
+    turn is quadratic. Every edge goes from a lower turn index to a higher one, so a walk
+    back from B that expands the highest-indexed turn first has found every ancestor at or
+    above an index once it has expanded every turn at or above it: asking about A walks
+    down to A's index and no further. Values a turn states come from recent results, so
+    the walk stays short; it is kept per turn (the last few asked) and resumed.
+    """
+
+    _KEPT = 4
+
+    def __init__(self, graph: nx.DiGraph) -> None:
+        self.graph = graph
+        self._walks: dict[str, _Walk] = {}
+
+    @cached_property
+    def failed_calls(self) -> list[Turn]:
+        """Turns whose tool call failed, in index order (few: asked about per turn)."""
+        turns: Iterable[Turn] = (turn for _, turn in self.graph.nodes(data="turn"))
+        failed = [t for t in turns if t.tool_call is not None and t.tool_call.error]
+        return sorted(failed, key=lambda t: t.index)
+
+    def index(self, turn_id: str) -> int:
+        turn: Turn = self.graph.nodes[turn_id]["turn"]
+        return turn.index
+
+    def is_ancestor(self, candidate: str, turn_id: str) -> bool:
+        """Whether ``candidate`` is an ancestor of ``turn_id`` (both nodes of the graph)."""
+        walk = self._walks.pop(turn_id, None)
+        if walk is None:
+            walk = _Walk(self, turn_id)
+            while len(self._walks) >= self._KEPT:
+                del self._walks[next(iter(self._walks))]
+        self._walks[turn_id] = walk  # most recently asked last
+        return walk.reaches(candidate, self.index(candidate))
+
+    def among(self, candidates: Iterable[Turn], turn_id: str) -> list[Turn]:
+        """Those of ``candidates`` that are ancestors of ``turn_id``, in the given order."""
+        if turn_id not in self.graph:
+            return []
+        return [
+            c
+            for c in candidates
+            if c.turn_id in self.graph and self.is_ancestor(c.turn_id, turn_id)
+        ]
+
+
+class _Walk:
+    """A walk back from one turn, highest index first, resumed where it stopped."""
+
+    def __init__(self, ancestry: Ancestry, turn_id: str) -> None:
+        self.ancestry = ancestry
+        self.queued: set[str] = set()
+        self.heap: list[tuple[int, str]] = []
+        self._push_predecessors(turn_id)
+
+    def _push_predecessors(self, turn_id: str) -> None:
+        for pred in self.ancestry.graph.predecessors(turn_id):
+            if pred not in self.queued:
+                self.queued.add(pred)
+                heapq.heappush(self.heap, (-self.ancestry.index(pred), pred))
+
+    def reaches(self, candidate: str, level: int) -> bool:
+        # Expand every queued turn at or above ``level``: then each ancestor at or above
+        # it is queued (its path back from the start runs through higher indexes only).
+        while self.heap and -self.heap[0][0] >= level:
+            _, turn_id = heapq.heappop(self.heap)
+            self._push_predecessors(turn_id)
+        return candidate in self.queued
+
+
+_ANCESTRIES: weakref.WeakKeyDictionary[nx.DiGraph, Ancestry] = weakref.WeakKeyDictionary()
+
+
+def ancestry(graph: nx.DiGraph) -> Ancestry:
+    """The :class:`Ancestry` of a turn graph, made once per graph."""
+    found = _ANCESTRIES.get(graph)
+    if found is None:
+        found = _ANCESTRIES[graph] = Ancestry(graph)
+    return found

@@ -20,8 +20,11 @@ import pytest
 
 import collectors.assembler
 import collectors.sessions.build as build_module
-from aem.graph import _distinctive, _scalars, build_turn_graph
-from aem.model import ClosedSession, SpanRecord, Turn, TurnKind
+from aem.compare.extract import extract_values
+from aem.compare.settings import CompareSettings
+from aem.graph import _distinctive, _scalars, ancestry, build_turn_graph
+from aem.metrics.queries import seen_by, seen_fully, task_texts
+from aem.model import ClosedSession, Session, SpanRecord, Turn, TurnKind
 from aem.textindex import PatternFinder
 from bench.session_size.workload import generate, otlp_line
 from collectors.assembler import SessionAssembler
@@ -297,3 +300,63 @@ def test_span_limit_holds_memory_not_just_time() -> None:
     (closed,) = assembler.drain()
     assert closed.cut and len(closed.spans) == 50
     assert json.loads(json.dumps(closed.issues[0].model_dump()))["spans_skipped"] >= 450
+
+
+def built_sessions() -> Iterator[Session]:
+    """The sample sessions and two generated ones (windowed and rough), with graphs."""
+    closed = [
+        *sample_sessions(),
+        closed_of(generate(300, seed=5)),
+        closed_of(roughened(generate(300, window=4, seed=6), 6)),
+    ]
+    for one in closed:
+        session = build_session(one)
+        session.graph = build_turn_graph(session.turns)
+        yield session
+
+
+def test_ancestry_answers_as_nx_ancestors() -> None:
+    for session in built_sessions():
+        graph = session.graph
+        assert graph is not None
+        walk = ancestry(graph)
+        for turn in session.turns:
+            expected = nx.ancestors(graph, turn.turn_id)
+            # Asked in an order that resumes walks and revisits forgotten ones.
+            for other in sorted(session.turns, key=lambda t: -t.index)[:150]:
+                assert walk.is_ancestor(other.turn_id, turn.turn_id) == (
+                    other.turn_id in expected
+                ), (session.session_id, other.turn_id, turn.turn_id)
+        failed = [t for t in session.turns if t.tool_call and t.tool_call.error]
+        assert walk.failed_calls == sorted(failed, key=lambda t: t.index)
+
+
+def test_value_support_answers_as_the_full_evidence() -> None:
+    """The indexed evidence says "supported" exactly where every text the turn saw,
+    gathered together, does: for every value any turn states or sees."""
+    settings = CompareSettings()
+    checked = supported = 0
+    for session in built_sessions():
+        facts = {"total": "$55", "day": "2024-05-20"}
+        task = task_texts(session)
+        values = [
+            v
+            for t in session.turns
+            for text in (t.text or "", t.tool_call.result_raw if t.tool_call else "")
+            for v in extract_values(text or "", settings)
+        ][:400]
+        for turn in session.turns:
+            fast, full = (
+                seen_by(session, turn, facts, settings, task),
+                seen_fully(session, turn, facts, settings, task),
+            )
+            for value in values[:: max(1, len(values) // 60)]:
+                for slack in (0, 1):
+                    want = full.values.supports(value, settings, date_slack_days=slack)
+                    got = fast.values.supports(value, settings, date_slack_days=slack)
+                    assert got == want, (session.session_id, turn.turn_id, value.raw, slack)
+                    checked += 1
+                    supported += want
+            assert fast.blind == full.blind
+            assert fast.values.closest(values[0]) == full.values.closest(values[0])
+    assert checked > 10_000 and 0 < supported < checked

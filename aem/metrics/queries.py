@@ -8,19 +8,24 @@ session; these functions are the uncached definitions.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import Iterable
+import weakref
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import networkx as nx
 
 from aem.cases import Case, ExpectedToolCall
 from aem.compare.core import SemanticComparator
+from aem.compare.extract import StatedValue
 from aem.compare.settings import CompareSettings
+from aem.graph import Ancestry, ancestry
 from aem.matching import ActualCall, ToolSetMatch, match_tool_calls
 from aem.matching.settings import MatchSettings
-from aem.metrics.support import SeenValues
+from aem.metrics.support import IndexedSeenValues, SeenValues, ValueIndex
 from aem.model import Session, Turn, TurnKind
 
 
@@ -122,6 +127,25 @@ class Seen:
     blind: str | None
 
 
+class _LazySeen(Seen):
+    """:class:`Seen` whose values answer ``supports`` from the session's value index and
+    gather everything the turn saw (and find ``blind``) only when asked for more."""
+
+    def __init__(self, values: IndexedSeenValues, full: Callable[[], Seen]) -> None:
+        object.__setattr__(self, "values", values)
+        object.__setattr__(self, "_full", full)
+        object.__setattr__(self, "_made", None)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "blind":
+            made = self.__dict__["_made"]
+            if made is None:
+                made = self.__dict__["_full"]()
+                object.__setattr__(self, "_made", made)
+            return made.blind
+        raise AttributeError(name)
+
+
 # Attributes that carry the task itself: the request on the root span (GenAI, OpenInference,
 # Traceloop, Vercel AI), and system instructions on any span.
 _TASK_KEY = re.compile(r"(?:^|[._])(?:input|prompt)(?:$|[._])", re.IGNORECASE)
@@ -156,26 +180,122 @@ def seen_by(
 ) -> Seen:
     """Everything ``turn`` could see: its model input, the task (:func:`task_texts`), the
     case's facts, and the results, arguments, documents and text of its ancestors in the
-    graph. Each text is named by where it came from, for derivations to quote."""
+    graph. Each text is named by where it came from, for derivations to quote.
+
+    Answered through the session's :class:`_SessionValues` (each turn's values extracted
+    once, looked up by value); the full evidence is gathered only when a question needs
+    it, so the answers are those of :func:`seen_fully`.
+    """
+    graph = session.graph
+    task = task if task is not None else task_texts(session)
+    if graph is None or turn.turn_id not in graph:
+        return seen_fully(session, turn, facts, settings, task)
+    shared = _session_values(session, graph, facts, settings, task)
+
+    def indexed(value: StatedValue, compare: CompareSettings, slack: int) -> bool:
+        return shared.index.supports(
+            value,
+            compare,
+            before=turn.index,
+            visible=lambda source: shared.ancestry.is_ancestor(source, turn.turn_id),
+            date_slack_days=slack,
+        )
+
+    @functools.cache
+    def full() -> Seen:
+        return seen_fully(session, turn, facts, settings, task)
+
+    def inputs() -> SeenValues:
+        return SeenValues.gather([("its input", text) for text in turn.seen_inputs], settings)
+
+    values = IndexedSeenValues(shared.common, indexed, inputs, lambda: full().values)
+    return _LazySeen(values, full)
+
+
+@dataclass
+class _SessionValues:
+    """One session's shared evidence: the task and facts' values, each turn's values as
+    an ancestor (:func:`_ancestor_texts`) in a :class:`ValueIndex`, and its ancestry."""
+
+    graph: nx.DiGraph
+    facts: dict[str, object]
+    settings: CompareSettings
+    task: list[str]
+    common: SeenValues
+    index: ValueIndex
+    ancestry: Ancestry
+
+
+_SESSION_VALUES: weakref.WeakKeyDictionary[nx.DiGraph, _SessionValues] = weakref.WeakKeyDictionary()
+
+
+def _session_values(
+    session: Session,
+    graph: nx.DiGraph,
+    facts: dict[str, object],
+    settings: CompareSettings,
+    task: list[str],
+) -> _SessionValues:
+    """The session's :class:`_SessionValues`, made once per graph, facts, settings and task."""
+    found = _SESSION_VALUES.get(graph)
+    if found is not None and all(
+        mine is theirs or mine == theirs
+        for mine, theirs in ((found.facts, facts), (found.settings, settings), (found.task, task))
+    ):
+        return found
+    common = SeenValues.gather(_common_texts(facts, task), settings)
+    index = ValueIndex()
+    for turn in sorted(session.turns, key=lambda t: t.index):
+        texts, _ = _ancestor_texts(turn)
+        if texts:
+            index.add(turn.index, turn.turn_id, SeenValues.gather(texts, settings))
+    found = _SessionValues(graph, facts, settings, task, common, index, ancestry(graph))
+    _SESSION_VALUES[graph] = found
+    return found
+
+
+def _common_texts(facts: dict[str, object], task: list[str]) -> list[tuple[str, str]]:
+    texts = [("the task", text) for text in task]
+    texts.extend(("the case's facts", str(v)) for v in facts.values())
+    return texts
+
+
+def _ancestor_texts(ancestor: Turn) -> tuple[list[tuple[str, str]], str | None]:
+    """What a turn shows its descendants, each text named by where it came from; and why
+    it blinds them (a call that ran and left no result in the trace), if it does."""
+    texts: list[tuple[str, str]] = []
+    blind = None
+    call = ancestor.tool_call
+    if call is not None:
+        # The agent wrote the arguments itself, so it saw them even when the call failed.
+        source = f"{ancestor.turn_id} {call.name}"
+        texts.append((f"{source} arguments", call.arguments_raw or ""))
+        if call.has_result:
+            texts.append((f"{source} result", call.result_raw or ""))
+        elif not call.error:
+            blind = f"{ancestor.turn_id} ({call.name}) has no result in the trace"
+    texts.extend((f"{ancestor.turn_id} documents", d.content) for d in ancestor.documents)
+    if ancestor.text:
+        texts.append((f"{ancestor.turn_id} text", ancestor.text))
+    return texts, blind
+
+
+def seen_fully(
+    session: Session,
+    turn: Turn,
+    facts: dict[str, object],
+    settings: CompareSettings,
+    task: list[str],
+) -> Seen:
+    """:func:`seen_by` gathered in full: every text the turn saw, extracted together."""
     graph = session.graph
     ancestors: Iterable[str] = nx.ancestors(graph, turn.turn_id) if graph is not None else ()
     by_id = {t.turn_id: t for t in session.turns}
     texts: list[tuple[str, str]] = [("its input", text) for text in turn.seen_inputs]
-    texts.extend(("the task", text) for text in (task if task is not None else task_texts(session)))
-    texts.extend(("the case's facts", str(v)) for v in facts.values())
+    texts.extend(_common_texts(facts, task))
     blind = None
     for ancestor_id in ancestors:
-        ancestor = by_id[ancestor_id]
-        call = ancestor.tool_call
-        if call is not None:
-            # The agent wrote the arguments itself, so it saw them even when the call failed.
-            source = f"{ancestor.turn_id} {call.name}"
-            texts.append((f"{source} arguments", call.arguments_raw or ""))
-            if call.has_result:
-                texts.append((f"{source} result", call.result_raw or ""))
-            elif not call.error:
-                blind = f"{ancestor.turn_id} ({call.name}) has no result in the trace"
-        texts.extend((f"{ancestor.turn_id} documents", d.content) for d in ancestor.documents)
-        if ancestor.text:
-            texts.append((f"{ancestor.turn_id} text", ancestor.text))
+        more, blinds = _ancestor_texts(by_id[ancestor_id])
+        texts.extend(more)
+        blind = blinds or blind
     return Seen(SeenValues.gather(texts, settings), blind)

@@ -17,8 +17,8 @@ import difflib
 import json
 import operator
 import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, fields
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -544,3 +544,135 @@ def _from(*operands: Quantity) -> str:
     columns = list(dict.fromkeys(c[0] for q in operands if (c := _column(q.key))))
     column = f" '{columns[0]}'" if len(columns) == 1 else ""
     return f" from {' and '.join(sources)}{column}"
+
+
+# --- values of many sources, looked up by value -----------------------------------------
+_TRIES = 8  # producers of one value asked about before the full evidence decides
+
+
+class ValueIndex:
+    """Which sources (turns) produced each normalised value: numbers, ids, date ranges.
+
+    Why: a turn's evidence holds the values of all its ancestors, and in a long session
+    that is nearly every earlier turn; gathering it per turn is quadratic. Each source's
+    values are extracted once here, and a stated value is looked up in the index and
+    accepted when one of its producers is visible to the asking turn (an ancestor). The
+    lookup only ever says "supported" where :meth:`SeenValues.supports` would too (the
+    same comparisons on a subset of the evidence); anything else falls back to the full
+    evidence, so verdicts do not change.
+    """
+
+    def __init__(self) -> None:
+        self.numbers: dict[float, list[tuple[int, str]]] = {}
+        self.ids: dict[str, list[tuple[int, str]]] = {}
+        self.dates: dict[tuple[date, date], list[tuple[int, str]]] = {}
+        self._keys: list[float] = []
+
+    def add(self, order: int, source: str, values: SeenValues) -> None:
+        """Index ``values`` as produced by ``source`` at ``order`` (added in order)."""
+        entry = (order, source)
+        for number in set(values.numbers):
+            self.numbers.setdefault(number, []).append(entry)
+        for key in values.ids:
+            self.ids.setdefault(key, []).append(entry)
+        for first, last, _ in values.dates:
+            self.dates.setdefault((first, last), []).append(entry)
+        self._keys = []
+
+    def supports(
+        self,
+        value: StatedValue,
+        settings: CompareSettings,
+        *,
+        before: int,
+        visible: Callable[[str], bool],
+        date_slack_days: int = 0,
+    ) -> bool:
+        """Whether a source ordered before ``before`` that ``visible`` accepts produced a
+        value supporting ``value``; False means "not found here", not "unsupported"."""
+        for producers in self._producers(value, settings, date_slack_days):
+            latest = bisect.bisect_left(producers, (before, ""))
+            for _order, source in reversed(producers[max(0, latest - _TRIES) : latest]):
+                if visible(source):
+                    return True
+        return False
+
+    def _producers(
+        self, value: StatedValue, settings: CompareSettings, slack: int
+    ) -> Iterator[list[tuple[int, str]]]:
+        if value.kind == "number":
+            yield from self._near(float(value.value), settings)  # type: ignore[arg-type]
+        elif value.kind in ("date", "period"):
+            start, end = day_range(value)
+            for shift in range(-slack, slack + 1):
+                moved = (start + timedelta(days=shift), end + timedelta(days=shift))
+                if moved in self.dates:
+                    yield self.dates[moved]
+        else:
+            if str(value.value) in self.ids:
+                yield self.ids[str(value.value)]
+            runs = _DIGITS.findall(value.raw)
+            if sum(c.isalpha() for c in value.raw) <= 2 and len(runs) == 1:
+                yield from self._near(float(runs[0]), settings)
+
+    def _near(self, number: float, settings: CompareSettings) -> Iterator[list[tuple[int, str]]]:
+        """Producers of the seen numbers within tolerance of ``number`` or ``-number``
+        (as :meth:`SeenValues._supports_number` compares them)."""
+        if not self._keys:
+            self._keys = sorted(self.numbers)
+        tolerance = max(settings.number_abs_tol, settings.number_rel_tol * abs(number))
+        for target in (number, -number):
+            i = bisect.bisect_left(self._keys, target - tolerance)
+            while i < len(self._keys) and self._keys[i] <= target + tolerance:
+                yield self.numbers[self._keys[i]]
+                i += 1
+
+
+_FIELDS = frozenset(f.name for f in fields(SeenValues))
+
+
+class IndexedSeenValues(SeenValues):
+    """A turn's evidence as ``common`` values (the task, the facts), the values of
+    visible sources in a :class:`ValueIndex` (``indexed``) and its own ``inputs``; the
+    full :class:`SeenValues` is made (by ``full``) only when a question needs it: a value
+    no part supports, or a derivation or the closest value, which read every seen value.
+    Parts are asked cheapest first, and each is made on first need."""
+
+    def __init__(
+        self,
+        common: SeenValues,
+        indexed: Callable[[StatedValue, CompareSettings, int], bool],
+        inputs: Callable[[], SeenValues],
+        full: Callable[[], SeenValues],
+    ) -> None:
+        self._common = common
+        self._indexed = indexed
+        self._inputs: Callable[[], SeenValues] | SeenValues = inputs
+        self._full = full
+        self._made: SeenValues | None = None
+
+    def materialised(self) -> SeenValues:
+        """The full evidence, gathered on first need."""
+        if self._made is None:
+            self._made = self._full()
+        return self._made
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _FIELDS:
+            return getattr(self.materialised(), name)
+        raise AttributeError(name)
+
+    def supports(
+        self, value: StatedValue, settings: CompareSettings, *, date_slack_days: int = 0
+    ) -> bool:
+        slack = date_slack_days
+        if self._common.supports(value, settings, date_slack_days=slack):
+            return True
+        if self._indexed(value, settings, slack):
+            return True
+        if self._made is None:
+            if not isinstance(self._inputs, SeenValues):
+                self._inputs = self._inputs()
+            if self._inputs.supports(value, settings, date_slack_days=slack):
+                return True
+        return self.materialised().supports(value, settings, date_slack_days=slack)

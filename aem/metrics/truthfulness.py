@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-import networkx as nx
 from pydantic import Field
 
 from aem.compare.extract import StatedValue, extract_claims, extract_values
+from aem.graph import ancestry
 from aem.metrics.applies import refusal_owns
 from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
 from aem.metrics.claimed_success import (
@@ -275,8 +275,10 @@ def _claimed_successes(context: MetricContext, turn: Turn) -> list[ClaimedSucces
     graph = context.session.graph
     if not turn.text or graph is None or turn.turn_id not in graph:
         return []
-    by_id = {t.turn_id: t for t in context.session.turns}
-    seen = sorted((by_id[a] for a in nx.ancestors(graph, turn.turn_id)), key=lambda t: t.index)
+    # Only a failed call can be claimed after failure: ask the ancestry about those
+    # alone (listing every ancestor of every turn is quadratic in a long session).
+    turns = ancestry(graph)
+    seen = turns.among(turns.failed_calls, turn.turn_id)
     failures = unrecovered_failures(seen, turn, context.recovery)
     if not failures:
         return []

@@ -8,6 +8,7 @@ structured values. Session key: ``gen_ai.conversation.id``.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping
 from typing import Any
 
@@ -200,21 +201,24 @@ def link_code_runs(
     )
     requests = [c for mc in model_calls for c in mc.tool_calls]
     ids, names = {c.call_id for c in requests}, {c.name for c in requests}
+    # Model calls by parent, in end order: the latest before a run is found by bisection
+    # (a scan of every model call per run is quadratic in a long session).
+    siblings: dict[str | None, tuple[list[int], list[ModelCall]]] = {}
+    for mc in model_calls:
+        ends, calls = siblings.setdefault(mc.span.parent_span_id, ([], []))
+        ends.append(mc.span.end_unix_nano)
+        calls.append(mc)
     for run in observations.values():
         if not isinstance(run, ToolRun) or (
             run.call_id in ids if run.call_id else run.name in names
         ):
             continue
         lines = _code_lines(run.arguments)
-        before = [
-            mc
-            for mc in model_calls
-            if mc.span.end_unix_nano <= run.span.start_unix_nano
-            and mc.span.parent_span_id == run.span.parent_span_id
-        ]
+        ends, calls = siblings.get(run.span.parent_span_id, ([], []))
+        before = bisect.bisect_right(ends, run.span.start_unix_nano)
         if not lines or not before:
             continue
-        author = before[-1]
+        author = calls[before - 1]
         if lines[0] in " ".join((author.text or "").split()):
             run.call_id = run.call_id or f"code-run:{run.span.span_id}"
             author.tool_calls.append(
