@@ -28,10 +28,11 @@ from aem.model import (
     SessionReport,
     SkippedSummary,
     Turn,
+    TurnEdge,
     TurnVerdict,
 )
 from aem.propagation import propagate_failures
-from aem.ranking import categorize, rank_root_causes, signature
+from aem.ranking import categorize, rank_categories, rank_root_causes, signature
 from collectors.sessions.repair import public_span_id
 from collectors.sessions.turns import session_turn
 
@@ -96,6 +97,7 @@ class Evaluator:
             case_found=case is not None,
             cut=session.cut,
             turns=verdicts,
+            edges=turn_edges(graph, session.turns),
             root_causes=[
                 self._root_cause(by_id[v.turn_id], v, v.failed_metrics, observations)
                 for v in verdicts
@@ -156,6 +158,19 @@ class Evaluator:
             signature=signature(failed_metrics[0], turn.kind.value, turn.name, category),
             agent=turn.agent,
         )
+
+
+def turn_edges(graph: nx.DiGraph, turns: list[Turn]) -> list[TurnEdge]:
+    """The graph's edges as the report carries them, ordered by source then target turn
+    (so the same session always lists them the same way)."""
+    order = {turn.turn_id: position for position, turn in enumerate(turns)}
+    edges = [
+        TurnEdge(source=source, target=target, kind=str(reason or ""))
+        for source, target, reason in graph.edges(data="reason")
+        if source in order and target in order
+    ]
+    edges.sort(key=lambda e: (order[e.source], order[e.target]))
+    return edges
 
 
 def is_checked(verdict: TurnVerdict) -> bool:
@@ -220,9 +235,11 @@ def build_report(
     by_kind: dict[str, int] = {}
     for issue in all_issues:
         by_kind[issue.kind] = by_kind.get(issue.kind, 0) + 1
+    ranking = rank_root_causes(sessions)
     return AuditReport(
         sessions=sessions,
-        ranking=rank_root_causes(sessions),
+        ranking=ranking,
+        categories=rank_categories(sessions, ranking),
         issues=[i for i in all_issues if i.session_id is None],
         skipped=SkippedSummary(
             total_spans_skipped=sum(i.spans_skipped for i in all_issues), by_kind=by_kind

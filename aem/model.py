@@ -209,6 +209,17 @@ class RootCause(BaseModel):
     agent: str | None = None
 
 
+class TurnEdge(BaseModel):
+    """An edge of the turn graph (:mod:`aem.graph`): ``target`` consumed ``source``'s
+    output. Both are turn ids of the session; ``kind`` is the graph's reason for the edge
+    (``decision``, ``tool_result``, ``history``, ``argument_reuse``, ``delegation``,
+    ``subagent_result``, ``retrieval``)."""
+
+    source: str
+    target: str
+    kind: str
+
+
 class SessionReport(BaseModel):
     session_id: str
     session_key: str = "gen_ai.conversation.id"
@@ -217,6 +228,8 @@ class SessionReport(BaseModel):
     case_found: bool = False
     cut: bool = False
     turns: list[TurnVerdict] = Field(default_factory=list)
+    # The turn graph failures propagated along, in turn order of the source, then target.
+    edges: list[TurnEdge] = Field(default_factory=list)
     root_causes: list[RootCause] = Field(default_factory=list)
     issues: list[InputIssue] = Field(default_factory=list)
     # Turns on which no metric passed or failed (every one skipped): "ok" there means
@@ -236,6 +249,19 @@ class RankedRootCause(BaseModel):
     sessions: int
     share: float
     examples: list[dict[str, str]] = Field(default_factory=list)
+
+
+class CategoryShare(BaseModel):
+    """Root causes of one taxonomy category across the run (``category`` null: no rule
+    matched). ``share`` is its root causes over all root causes of the run, so the shares
+    add up to 1 ("60 % of failures fall in one category"); ``sessions`` counts the sessions
+    it hit; ``signatures`` are the ranking's signatures that fall in it, as ranked."""
+
+    category: str | None = None
+    root_causes: int
+    sessions: int
+    share: float
+    signatures: list[str] = Field(default_factory=list)
 
 
 class SkippedSummary(BaseModel):
@@ -275,6 +301,8 @@ class AuditReport(BaseModel):
     version: Literal["1.0"] = REPORT_VERSION  # type: ignore[assignment]
     sessions: list[SessionReport] = Field(default_factory=list)
     ranking: list[RankedRootCause] = Field(default_factory=list)
+    # The ranking grouped by taxonomy category, largest share first.
+    categories: list[CategoryShare] = Field(default_factory=list)
     issues: list[InputIssue] = Field(default_factory=list)
     skipped: SkippedSummary = Field(default_factory=SkippedSummary)
     sessions_with_root_cause: int = 0

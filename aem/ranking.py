@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from aem.config import ConfigError, TaxonomyRule, config_error, read_toml
-from aem.model import RankedRootCause, SessionReport
+from aem.model import AuditReport, CategoryShare, RankedRootCause, SessionReport
 
 
 def categorize(
@@ -87,18 +87,42 @@ def _rules(raw: object, path: Path) -> list[TaxonomyRule]:
     return rules
 
 
-def category_shares(sessions: Iterable[SessionReport]) -> list[tuple[str | None, int, float]]:
-    """``(category, root causes, share of all root causes)``, largest first — what
-    "60 % of failures fall in one category" is read from. Each root-cause turn counts
-    once (the ranking lists a turn once per failed metric), ties in category order.
+def rank_categories(
+    sessions: Iterable[SessionReport], ranking: Sequence[RankedRootCause] = ()
+) -> list[CategoryShare]:
+    """The ranking grouped by category, largest share first — what "60 % of failures
+    fall in one category" is read from.
+
+    Each root-cause turn counts once (the ranking lists a turn once per failed metric), so
+    the shares add up to 1; ties go in category order, "no category" last. ``ranking``
+    (as :func:`rank_root_causes` made it) gives each category its signatures, in rank order.
     """
     counts: dict[str | None, int] = defaultdict(int)
+    hit: dict[str | None, set[str]] = defaultdict(set)
     for report in sessions:
         for cause in report.root_causes:
             counts[cause.category] += 1
+            hit[cause.category].add(report.session_id)
     total = sum(counts.values()) or 1
     ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0] is None, kv[0] or ""))
-    return [(category, n, round(n / total, 4)) for category, n in ordered]
+    return [
+        CategoryShare(
+            category=category,
+            root_causes=n,
+            sessions=len(hit[category]),
+            share=round(n / total, 4),
+            signatures=[r.signature for r in ranking if r.category == category],
+        )
+        for category, n in ordered
+    ]
+
+
+def report_categories(report: AuditReport) -> list[CategoryShare]:
+    """The report's categories; computed from its sessions for a report written before
+    the JSON report carried them (``aem report old.json``)."""
+    if report.categories or not report.sessions_with_root_cause:
+        return report.categories
+    return rank_categories(report.sessions, report.ranking)
 
 
 def signature(metric: str, kind: str, name: str, category: str | None) -> str:

@@ -1,12 +1,11 @@
 """Regenerate ``docs/img/report-*.png``: the HTML report of the sample traces, in Chromium.
 
 Why a script: the README shows the report, and pictures drawn by hand drift from what the
-page really looks like. This audits ``sample_traces/`` with its cases (and its taxonomy
-file, when the samples ship one, so categories show), renders the page, and photographs
-it in headless Chromium: the ranking with the metric counts, and the session whose root
-cause is clicked in the ranking, with its turn graph and the failing turn's metrics.
-Until the samples ship a taxonomy, :data:`EXAMPLE_TAXONOMY` (example rules, not the
-samples' own) stands in, so the pictures show what categories look like.
+page really looks like. This audits ``sample_traces/`` with its cases and its taxonomy
+(``sample_traces/taxonomy.toml``, as ``make demo`` does, so categories show), renders the
+page, and photographs it in headless Chromium: the ranking with the categories and the
+metric counts, and the session whose root cause is clicked in the ranking, with its turn
+graph and the failing turn's metrics.
 
 Run: ``python scripts/screenshots.py [--out docs/img]`` (needs /usr/bin/chromium).
 """
@@ -21,30 +20,18 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "sample_traces"
-TAXONOMY_CANDIDATES = ("taxonomy.toml", "aem.toml")
-EXAMPLE_TAXONOMY = """
-[[taxonomy]]
-category = "wrong period"
-metric = "correctness.truthfulness"
-
-[[taxonomy]]
-category = "tool outage"
-metric = "tool_execution"
-"""
+TAXONOMY = SAMPLES / "taxonomy.toml"
 
 
 def audit_samples(html: Path) -> None:
-    """``aem audit sample_traces/ --cases … --html`` through the real command line."""
+    """``aem audit sample_traces/ --cases … --taxonomy … --html`` through the real
+    command line."""
     from typer.testing import CliRunner
 
     from aem.cli import app
 
     args = ["audit", str(SAMPLES), "--cases", str(SAMPLES / "cases.jsonl")]
-    config = next((SAMPLES / n for n in TAXONOMY_CANDIDATES if (SAMPLES / n).exists()), None)
-    if config is None:
-        config = html.with_name("taxonomy.toml")
-        config.write_text(EXAMPLE_TAXONOMY, encoding="utf-8")
-    args += ["--config", str(config)]
+    args += ["--taxonomy", str(TAXONOMY)]
     result = CliRunner().invoke(app, [*args, "--html", str(html), "--summary", "--no-progress"])
     if result.exit_code not in (0, 1):
         raise SystemExit(f"aem audit failed ({result.exit_code}): {result.output}")

@@ -77,12 +77,17 @@ def _audit(*args: str) -> None:
 
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    """The page of ``aem audit sample_traces/ --cases … --html``, and the JSON report of
-    the same run (what the page must agree with, however many samples there are)."""
+    """The page of ``aem audit sample_traces/ --cases … --taxonomy … --html`` (as
+    ``make demo`` runs it), and the JSON report of the same run (what the page must agree
+    with, however many samples there are)."""
     folder = tmp_path_factory.mktemp("sample")
     html, report = folder / "report.html", folder / "report.json"
-    cases = SAMPLES / "cases.jsonl"
-    _audit(str(SAMPLES), "--cases", str(cases), "--html", str(html), "--out", str(report))
+    cases, taxonomy = SAMPLES / "cases.jsonl", SAMPLES / "taxonomy.toml"
+    _audit(
+        str(SAMPLES),
+        *("--cases", str(cases), "--taxonomy", str(taxonomy)),
+        *("--html", str(html), "--out", str(report)),
+    )
     return html, json.loads(report.read_text())
 
 
@@ -116,7 +121,18 @@ def test_sample_report_click_a_root_cause_then_filter(
     assert detail.locator("svg.graph .node").count() == 5
     assert detail.locator("svg.graph .node.lab-root_cause").count() == 1
     assert detail.locator("svg.graph .node.lab-prior_action_failed").count() == 4
-    assert detail.locator("svg.graph .edge-inherits").count() == 4
+    # The edges the evaluator built (the report's "edges"), each labelled by its kind; the
+    # failure propagated along every one of them here (red, "carries").
+    march = next(s for s in report["sessions"] if s["session_id"] == "refunds-march")
+    edges = detail.locator("svg.graph .edge")
+    assert edges.count() == len(march["edges"]) == 5
+    drawn = sorted(
+        (e.get_attribute("data-source"), e.get_attribute("data-target"), e.text_content())
+        for e in edges.all()
+    )
+    assert drawn == sorted((e["source"], e["target"], e["kind"]) for e in march["edges"])
+    assert detail.locator("svg.graph .edge.carries").count() == 5
+    assert "labelled by kind" in detail.locator(".graphbox figcaption").inner_text()
     assert "March 2025" in page.inner_text("#turn-detail")
     detail.screenshot(path=str(tmp_path / "session.png"))
 
@@ -131,6 +147,50 @@ def test_sample_report_click_a_root_cause_then_filter(
     assert rows.all_inner_texts() == [f for f in failing if "trip" in f]
     page.screenshot(path=str(tmp_path / "filtered.png"), full_page=True)
     assert all((tmp_path / n).stat().st_size > 20_000 for n in ("overview.png", "session.png"))
+    assert opened.problems == []
+
+
+def test_the_ranking_grouped_by_category_is_visible_and_filters(
+    browser: Any, sample: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    html, report = sample
+    categories = report["categories"]
+    top = categories[0]
+    assert top["category"] and sum(c["share"] for c in categories) == pytest.approx(1, abs=1e-3)
+    opened = open_report(browser, html)
+    page = opened.page
+    assert page.locator("#categories").is_visible()
+    headline = page.inner_text("#category-headline")
+    assert f"{top['share'] * 100:.0f} % of failures fall in one category: {top['category']}" in (
+        headline
+    )
+    rows = page.locator("#categories tr.catrow")
+    assert rows.count() == len(categories)
+    for row, category in zip(rows.all(), categories, strict=True):
+        cells = row.locator("td").all_inner_texts()
+        assert cells[0].strip() == (category["category"] or "uncategorised")
+        assert (cells[1], cells[2]) == (str(category["root_causes"]), str(category["sessions"]))
+        assert row.locator(".sig").all_inner_texts() == category["signatures"]
+    page.locator("#categories").screenshot(path=str(tmp_path / "categories.png"))
+
+    rows.first.locator("td").first.click()  # the row, not one of its signatures
+    hit = [
+        s
+        for s in report["sessions"]
+        if any(c["category"] == top["category"] for c in s["root_causes"])
+    ]
+    total = len(report["sessions"])
+    assert len(hit) == top["sessions"]
+    assert page.inner_text("#count") == f"{len(hit)} of {total} sessions match"
+    shown = page.locator("#session-list tr.srow td.sid").all_inner_texts()
+    assert sorted(shown) == sorted(s["session_id"] for s in hit)
+    assert page.input_value("#f-category") == "=" + top["category"]
+    # A signature inside a category opens it as a ranking bar would.
+    first_sig = rows.first.locator(".sig").first
+    ranked = next(r for r in report["ranking"] if r["signature"] == first_sig.inner_text())
+    first_sig.click()
+    assert page.locator("#f-sig").is_visible()
+    assert ranked["metric"] in page.inner_text("#f-sig-text")
     assert opened.problems == []
 
 

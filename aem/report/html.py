@@ -28,7 +28,7 @@ import base64
 import gzip
 import hashlib
 import json
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -42,7 +42,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from aem.model import AuditReport, Outcome, SessionReport, TurnVerdict
-from aem.ranking import signature
+from aem.ranking import report_categories, signature
 
 # Bytes that could end the <script> element, open a comment or CDATA, or (U+2028/9) end a
 # line in older JavaScript parsers: each is replaced by its JSON \u escape, same value.
@@ -123,27 +123,6 @@ def unchecked_turns(report: AuditReport) -> tuple[int, int]:
     """(turns no metric judged, all turns): the share of the run nobody looked at."""
     turns = [t for s in report.sessions for t in s.turns]
     return sum(1 for t in turns if is_unchecked(t)), len(turns)
-
-
-@dataclass
-class CategoryRow:
-    """A category (empty: none), the sessions with a root cause in it, their share."""
-
-    category: str
-    sessions: int
-    share: float
-
-
-def category_rows(report: AuditReport) -> list[CategoryRow]:
-    """Per category: sessions with a root cause in it, and their share of failing sessions."""
-    hits: dict[str, set[str]] = defaultdict(set)
-    for session in report.sessions:
-        for cause in session.root_causes:
-            hits[cause.category or ""].add(session.session_id)
-    failing = max(report.sessions_with_root_cause, 1)
-    rows = [CategoryRow(name, len(ids), len(ids) / failing) for name, ids in hits.items()]
-    rows.sort(key=lambda r: (-r.sessions, r.category))
-    return rows
 
 
 def _signatures(session: SessionReport) -> set[str]:
@@ -303,7 +282,7 @@ def _summary_context(report: AuditReport) -> dict[str, Any]:
         "metrics": metric_rows(report),
         "unchecked": unchecked,
         "turns": turns,
-        "categories": category_rows(report),
+        "categories": report_categories(report),
         "labels": _label_counts(report.sessions),
     }
 
@@ -331,6 +310,7 @@ def render_report(report: AuditReport, *, title: str = "AEM report") -> str:
     }
     details = ['{"session":' + _dump(s) + "}" for s in report.sessions]
     context = _summary_context(report) | {"title": title, "mode": "report", "ranking": rows}
+    context["rank_of"] = ids
     return _render(context, data, details)
 
 
@@ -431,6 +411,7 @@ def render_compare(
         "before": before,
         "statuses": dict(Counter(s["status"] for s in index)),
         "row_statuses": dict(Counter(r.status for r in rows)),
+        "rank_of": ids,
     }
     return _render(context, data, details)
 

@@ -16,7 +16,7 @@ from rich.text import Text
 from aem.diff import RunDiff
 from aem.evaluate import is_checked
 from aem.model import AuditReport, Label, Outcome, SessionReport, TurnVerdict
-from aem.ranking import category_shares
+from aem.ranking import report_categories
 
 # C0 and C1 control characters (ESC starts every terminal escape sequence, BEL ends the
 # OSC ones) and the bidirectional overrides that reorder what a line seems to say. Line
@@ -159,25 +159,33 @@ def _sessions(report: AuditReport, console: Console) -> None:
 def category_table(report: AuditReport) -> Table | None:
     """Root causes grouped by the team's categories (``[[taxonomy]]`` rules), largest
     share first; ``None`` when no rule named any category."""
-    shares = category_shares(report.sessions)
-    if not any(category for category, _, _ in shares):
+    shares = report_categories(report)
+    if not any(row.category for row in shares):
         return None
     table = Table(title="failure categories", title_justify="left")
     table.add_column("category", overflow="fold")
     table.add_column("root causes", no_wrap=True, justify="right")
+    table.add_column("sessions", no_wrap=True, justify="right")
     table.add_column("share", no_wrap=True, justify="right")
-    for category, count, share in shares:
-        table.add_row(safe(category or "(no category)"), str(count), f"{share:.0%}")
+    for row in shares:
+        table.add_row(
+            safe(row.category or "(no category)"),
+            str(row.root_causes),
+            str(row.sessions),
+            f"{row.share:.0%}",
+        )
     return table
 
 
 def category_line(report: AuditReport) -> Text | None:
     """``56% of failures fall in one category: <name>`` for the largest category."""
-    shares = category_shares(report.sessions)
-    if not shares or shares[0][0] is None:
+    shares = report_categories(report)
+    if not shares or shares[0].category is None:
         return None
-    top, _, share = shares[0]
-    return Text(f"{share:.0%} of failures fall in one category: ") + safe(top, "bold")
+    top = shares[0]
+    return Text(f"{top.share:.0%} of failures fall in one category: ") + safe(
+        top.category or "", "bold"
+    )
 
 
 def render(report: AuditReport, console: Console, *, sessions: bool = True) -> None:

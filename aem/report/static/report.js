@@ -165,24 +165,16 @@
   }
 
   // ---- the turn graph --------------------------------------------------------------------
-  // The JSON report has no graph edges yet: unless a session carries "edges"
-  // ([{source, target, reason}]), the drawing uses the two relations it does have,
-  // turn order ("next") and inherited_from ("inherits"), and says so.
+  // Edges as the evaluator built them (the report's "edges": source and target turn ids,
+  // kind = why the target consumed the source's output). An edge is marked "carries" when
+  // a failure propagated along it: its target inherits a failure its source had or inherited.
   function graphEdges(session) {
-    const turns = session.turns || [];
-    if (Array.isArray(session.edges)) return { edges: session.edges, inferred: false };
-    const edges = [];
-    for (const turn of turns) {
-      for (const origin of turn.inherited_from || []) {
-        edges.push({ source: origin, target: turn.turn_id, reason: "inherits" });
-      }
-    }
-    const linked = new Set(edges.map((e) => e.source + "\u0000" + e.target));
-    for (let i = 1; i < turns.length; i++) {
-      const [a, b] = [turns[i - 1].turn_id, turns[i].turn_id];
-      if (!linked.has(a + "\u0000" + b)) edges.push({ source: a, target: b, reason: "next" });
-    }
-    return { edges, inferred: true };
+    const turns = new Map((session.turns || []).map((t) => [t.turn_id, t]));
+    const failing = (t) => t && (t.label === "root_cause" || t.label === "prior_action_failed");
+    return (session.edges || []).map((e) => {
+      const a = turns.get(e.source), b = turns.get(e.target);
+      return { source: e.source, target: e.target, kind: String(e.kind || ""), carries: failing(a) && b && b.label === "prior_action_failed" };
+    });
   }
   function edgePath(a, b, rows) {
     // One row apart: a straight line. Further: an arc bulging left of both lanes, wider
@@ -214,22 +206,23 @@
     lanes.forEach((lane, i) => {
       root.appendChild(svg("text", { x: left + i * laneW, y: 18, class: "lane", "text-anchor": "middle" }, lane.replace("_", " ")));
     });
-    const { edges, inferred } = graphEdges(session);
+    const edges = graphEdges(session);
     for (const edge of edges) {
       const a = pos.get(edge.source), b = pos.get(edge.target);
       if (!a || !b) continue;
-      const reason = String(edge.reason || "");
       const shape = edgePath(a, b, Math.abs(b.row - a.row));
-      const group = svg("g", { class: "edge edge-" + reason.replace(/[^a-z_]/g, "") });
+      const group = svg("g", { class: "edge edge-" + edge.kind.replace(/[^a-z_]/g, "") + (edge.carries ? " carries" : "") });
+      group.dataset.source = edge.source;
+      group.dataset.target = edge.target;
       group.appendChild(svg("path", { d: shape.d, "marker-end": "url(#arrow)" }));
-      group.appendChild(svg("text", { x: shape.lx, y: shape.ly, class: "elabel", "text-anchor": shape.anchor }, reason));
+      group.appendChild(svg("text", { x: shape.lx, y: shape.ly, class: "elabel", "text-anchor": shape.anchor }, edge.kind));
       root.appendChild(group);
     }
     for (const turn of turns) root.appendChild(graphNode(turn, pos.get(turn.turn_id), nameX, onPick));
     const box = el("figure", "graphbox", root);
-    const caption = inferred
-      ? "Edges: turn order (next) and inherited_from (inherits); the report carries no graph edges."
-      : "Edges as the evaluator built them, labelled by kind.";
+    const caption = edges.length
+      ? "Edges of the turn graph, labelled by kind (the target consumed the source's output); red: a failure propagated along it."
+      : "No edges: no turn consumed another's output.";
     box.appendChild(el("figcaption", "dim", caption));
     return box;
   }
@@ -362,6 +355,21 @@
       row.addEventListener("click", () => pickRank(Number(row.dataset.rank)));
       row.addEventListener("keydown", (e) => { if (e.key === "Enter") pickRank(Number(row.dataset.rank)); });
     }
+    const pickCategory = (value) => {
+      $("f-category").value = value;
+      state.category = value.slice(1);
+      for (const row of document.querySelectorAll("#categories tr.catrow")) row.classList.toggle("selected", row.dataset.category === value);
+      applyFilters();
+      $("sessions").scrollIntoView();
+    };
+    for (const row of document.querySelectorAll("#categories tr.catrow")) {
+      row.addEventListener("click", (e) => {
+        const sig = e.target.closest(".sig");
+        if (sig && sig.dataset.rank !== "") pickRank(Number(sig.dataset.rank));
+        else pickCategory(row.dataset.category);
+      });
+      row.addEventListener("keydown", (e) => { if (e.key === "Enter") pickCategory(row.dataset.category); });
+    }
     const more = $("ranking-more");
     if (more) more.addEventListener("click", () => { for (const r of document.querySelectorAll("#ranking tr.extra")) show(r, true); show(more, false); });
     $("f-q").addEventListener("input", (e) => { state.q = e.target.value.trim().toLowerCase(); applyFilters(); });
@@ -389,6 +397,7 @@
   }
   function clearAll() {
     for (const id of ["f-q", "f-metric", "f-label", "f-category", "f-status"]) if ($(id)) $(id).value = "";
+    for (const row of document.querySelectorAll("#categories tr.catrow.selected")) row.classList.remove("selected");
     Object.assign(state, { q: "", metric: "", label: "", category: null, status: "" });
     clearSig();
   }
