@@ -44,6 +44,9 @@ class TooLarge(BadRequest):
 
 
 MAX_VALUE_DEPTH = 32
+# A tuple, not ``dict | list``: isinstance with a tuple is about twice as fast, and this
+# runs for every attribute of every span on the receive path.
+_NESTED = (dict, list)
 
 
 def span_problem(span: SpanRecord) -> str | None:
@@ -75,13 +78,13 @@ def _value_problem(value: Any, depth: int) -> str | None:
         for key, item in value.items():
             if not isinstance(key, str):
                 return f"key {key!r} is not a string"
-            if isinstance(item, dict | list):
+            if isinstance(item, _NESTED):
                 problem = _value_problem(item, depth + 1)
                 if problem:
                     return problem
     elif isinstance(value, list):
         for item in value:
-            if isinstance(item, dict | list):
+            if isinstance(item, _NESTED):
                 problem = _value_problem(item, depth + 1)
                 if problem:
                     return problem

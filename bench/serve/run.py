@@ -6,7 +6,11 @@ from several sender processes — so the generator is not the bottleneck (it rep
 it fell behind its own schedule). Reported per run: accepted spans/s (first send → last
 ack), push-back answers, dropped requests, p50/p99 ack latency, and, with evaluation on,
 end-to-end spans/s (until the last verdict is written by the JSONL sink) and the delay from
-a session's completion to its verdict (p50/p99); the server's peak RSS always.
+a session's completion to its verdict (p50/p99); the server's peak RSS (and its worker
+processes' RSS) always. Beside the wall-clock rates, the server's CPU microseconds per span
+(from /proc): on a machine shared with other load the wall rate measures the neighbours
+too, the CPU cost per span does not. ``--rounds N`` alternates the servers N times and
+reports medians.
 
 ``--pause-evaluation`` runs the server with ``spool_only`` (accept and spool, evaluate
 nothing), which measures the receive path alone. ``--baseline REV`` also runs the same
@@ -89,27 +93,38 @@ def _peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def _children_rss_mb(pid: int) -> float:
-    """Current RSS of the server's descendants (forkserver, evaluation workers), summed."""
+def _family(pid: int) -> dict[int, tuple[float, float]]:
+    """``{pid: (RSS MB, CPU seconds)}`` of the server and every live descendant (its
+    forkserver and evaluation workers)."""
     parent: dict[int, int] = {}
-    rss: dict[int, float] = {}
-    for child in Path("/proc").glob("[0-9]*"):
+    usage: dict[int, tuple[float, float]] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in Path("/proc").glob("[0-9]*"):
         try:
-            status = (child / "status").read_text()
-        except OSError:
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
             continue
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        parent[int(child.name)] = int(fields.get("PPid", "0"))
-        rss[int(child.name)] = int(fields.get("VmRSS", "0 kB").split()[0]) / 1024
+        parent[int(entry.name)] = int(stat[1])
+        rss_mb = int(stat[21]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+        usage[int(entry.name)] = (rss_mb, (int(stat[11]) + int(stat[12])) / tick)
 
-    def descends(p: int) -> bool:
-        while p > 1:
-            p = parent.get(p, 0)
+    def ours(p: int) -> bool:
+        for _ in range(10):
             if p == pid:
                 return True
+            if p <= 1:
+                return False
+            p = parent.get(p, 0)
         return False
 
-    return sum(mb for p, mb in rss.items() if descends(p))
+    return {p: u for p, u in usage.items() if ours(p)}
+
+
+def _cpu_seconds(pid: int) -> tuple[float, float]:
+    """CPU seconds so far: the server process, and its descendants (the pool)."""
+    family = _family(pid)
+    own = family.get(pid, (0.0, 0.0))[1]
+    return own, sum(cpu for p, (_, cpu) in family.items() if p != pid)
 
 
 def _query(spool: Path, sql: str) -> tuple[int, int]:
@@ -252,8 +267,10 @@ def run_once(
         else f"http://127.0.0.1:{ports['http']}/v1/traces"
     )
     pool_rss = 0.0
+    cpu_before = _cpu_seconds(serve.pid)
     try:
         results = _send(target, shares, args)
+        cpu_accept = _cpu_seconds(serve.pid)
         sent_end = max(r["last_ack"] for r in results)
         first = min(r["first_send"] for r in results)
         end_to_end = None
@@ -261,7 +278,8 @@ def run_once(
             _wait_end_to_end(work, args.sessions, time.monotonic() + args.timeout)
             end_to_end = time.time() - first
         rss = _peak_rss_mb(serve.pid)
-        pool_rss = _children_rss_mb(serve.pid)
+        pool_rss = sum(mb for p, (mb, _) in _family(serve.pid).items() if p != serve.pid)
+        cpu_end = _cpu_seconds(serve.pid)
         spooled = _query(work / "spool.sqlite", "SELECT count(*), 0 FROM spans")[0]
         sessions_done, spans_done = _evaluated(work / "spool.sqlite")
     finally:
@@ -276,6 +294,11 @@ def run_once(
         "dropped": sum(r["dropped"] for r in results),
         "ack_p50_ms": ack_p50,
         "ack_p99_ms": ack_p99,
+        # CPU the server spent per accepted span while receiving: robust to other load on
+        # the machine, unlike the wall-clock rate (1e6 / it = spans/s on one free core).
+        "server_cpu_us_per_span_accepting": round(
+            (cpu_accept[0] - cpu_before[0]) / max(accepted, 1) * 1e6, 1
+        ),
         "generator_max_behind_s": round(max(r["max_behind_seconds"] for r in results), 2),
         "spooled_spans_at_end": spooled,
         "serve_peak_rss_mb": round(rss, 1),
@@ -287,10 +310,26 @@ def run_once(
             "sessions_evaluated": sessions_done,
             "spans_evaluated": spans_done,
             "end_to_end_spans_per_s": round(spans_done / end_to_end),
+            "cpu_us_per_span_end_to_end_server": round(
+                (cpu_end[0] - cpu_before[0]) / max(spans_done, 1) * 1e6, 1
+            ),
+            "cpu_us_per_span_end_to_end_pool": round(
+                (cpu_end[1] - cpu_before[1]) / max(spans_done, 1) * 1e6, 1
+            ),
             "completion_to_verdict_p50_ms": p50,
             "completion_to_verdict_p99_ms": p99,
         }
     return out
+
+
+def _median(values: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per key, the median over the rounds (the figures of a one-round run as they are)."""
+    return {
+        key: round(statistics.median(v[key] for v in values), 1)
+        if all(isinstance(v.get(key), int | float) for v in values)
+        else values[0].get(key)
+        for key in values[0]
+    }
 
 
 def _arguments() -> argparse.Namespace:
@@ -306,6 +345,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--pause-evaluation", action="store_true", help="serve.spool_only")
     parser.add_argument("--workers", type=int, default=None, help="serve.workers")
     parser.add_argument("--baseline", default=None, help="git revision to compare against")
+    parser.add_argument("--rounds", type=int, default=1, help="runs per server, medians")
     parser.add_argument("--server-arg", action="append", default=[], help="extra serve flag")
     parser.add_argument("--timeout", type=float, default=900)
     return parser.parse_args()
@@ -316,12 +356,17 @@ def main() -> int:
     shares, total_spans = _counted_payloads(
         args.sessions, args.senders, args.spans_per_request, "bench"
     )
-    runs: dict[str, dict[str, Any]] = {}
+    roots = {"current": ROOT}
     if args.baseline:
-        runs["baseline"] = run_once(export_revision(args.baseline), shares, args)
-    runs["current"] = run_once(ROOT, shares, args)
+        roots = {"baseline": export_revision(args.baseline), **roots}
+    rounds: dict[str, list[dict[str, Any]]] = {name: [] for name in roots}
+    for _ in range(args.rounds):  # alternated, so load from elsewhere hits both alike
+        for name, root in roots.items():
+            rounds[name].append(run_once(root, shares, args))
+    runs = {name: _median(values) for name, values in rounds.items()}
     settings = {k: v for k, v in vars(args).items() if k not in {"timeout"}}
     result: dict[str, Any] = {"spans": total_spans, **settings, "cpus": os.cpu_count(), **runs}
+    result["rounds_measured"] = rounds
     keys = list(runs["current"])
     print(f"{'':<32}" + "".join(f"{name:>14}" for name in runs))
     for key in keys:
@@ -329,7 +374,13 @@ def main() -> int:
     if "baseline" in runs:
         ratios = {
             key: round(runs["current"][key] / runs["baseline"][key], 2)
-            for key in ("accept_spans_per_s", "end_to_end_spans_per_s")
+            for key in (
+                "accept_spans_per_s",
+                "server_cpu_us_per_span_accepting",
+                "end_to_end_spans_per_s",
+                "cpu_us_per_span_end_to_end_server",
+                "serve_peak_rss_mb",
+            )
             if runs["baseline"].get(key)
         }
         result["ratios"] = ratios
@@ -339,9 +390,11 @@ def main() -> int:
     path = results_dir / f"serve-{time.strftime('%Y%m%d-%H%M%S')}.json"
     path.write_text(json.dumps(result, indent=2))
     print(f"written {path.relative_to(ROOT)}")
-    ok = all(r["dropped"] == 0 for r in runs.values())
+    ok = all(r["dropped"] == 0 for rs in rounds.values() for r in rs)
     if not args.pause_evaluation:
-        ok = ok and all(r.get("sessions_evaluated") == args.sessions for r in runs.values())
+        ok = ok and all(
+            r.get("sessions_evaluated") == args.sessions for rs in rounds.values() for r in rs
+        )
     return 0 if ok else 1
 
 
