@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test lint bench clean phoenix
 
 $(BIN)/aem: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,7 +36,21 @@ lint: setup
 /usr/bin/chromium:
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
-test: setup lint /usr/bin/chromium
+# A real Phoenix for tests/live/test_phoenix_guide.py, in a virtualenv of its own: its pins
+# (OpenTelemetry, SQLAlchemy, grpcio …) conflict with AEM's. When it cannot be installed the
+# test says so and skips; a partial install is removed so the next run tries again.
+PHOENIX_VENV ?= .venv-phoenix
+PHOENIX_VERSION ?= 20.26.1
+
+$(PHOENIX_VENV)/bin/phoenix:
+	$(PYTHON) -m venv $(PHOENIX_VENV)
+	$(PHOENIX_VENV)/bin/pip install --quiet 'arize-phoenix==$(PHOENIX_VERSION)' \
+	  || { echo "make phoenix: arize-phoenix could not be installed; its test will skip"; \
+	       rm -rf $(PHOENIX_VENV); }
+
+phoenix: $(PHOENIX_VENV)/bin/phoenix
+
+test: setup lint /usr/bin/chromium phoenix
 	$(BIN)/pytest -q
 
 bench: setup
@@ -47,4 +61,4 @@ bench: setup
 	$(BIN)/python -m bench.html.run
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(PHOENIX_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
