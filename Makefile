@@ -15,7 +15,7 @@ $(BIN)/aem: pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	# The CPU build of torch must come first: any other resolution pulls a multi-GB CUDA build.
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev,ray]'
+	$(BIN)/pip install --quiet -e '.[dev,ray,onnx]'
 	touch $(BIN)/aem
 
 setup: $(BIN)/aem

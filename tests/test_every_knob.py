@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from aem.compare.onnxmodel import default_cache_dir
 from aem.compare.settings import CompareSettings
 from aem.config import load_config
 from aem.matching.settings import MatchSettings
@@ -271,6 +272,8 @@ RUNTIME = {
     "embedding_threads": "compare.embedding_threads=1",
     "embedding_cache_size": "compare.embedding_cache_size=0",
     "embedding_cache_path": None,  # set per test: a file under tmp_path
+    "embedding_backend": 'compare.embedding_backend="onnx"',
+    "embedding_onnx_dir": f'compare.embedding_onnx_dir="{default_cache_dir()}"',
 }
 
 

