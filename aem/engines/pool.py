@@ -125,7 +125,11 @@ class PoolEngine:
         self._job = pickle.dumps(
             (worker_config(config, workers), dict(cases or {})), protocol=pickle.HIGHEST_PROTOCOL
         )
-        self._pool = shared_pool(workers, embeds=config.compare.embed_free_text)
+        # Only the torch backend gains from importing sentence-transformers up front; the
+        # onnx backends never import it.
+        compare = config.compare
+        torch_embeds = compare.embed_free_text and compare.embedding_backend == "torch"
+        self._pool = shared_pool(workers, embeds=torch_embeds)
         self._pending: deque[tuple[Future[tuple[bytes, float]], int, int]] = deque()
         self._sessions_done = 0
         self._seconds_done = 0.0
