@@ -23,7 +23,7 @@ import pickle
 import threading
 import uuid
 from collections.abc import Mapping
-from concurrent.futures import CancelledError
+from concurrent.futures import CancelledError, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from aem.cases import Case
@@ -40,15 +40,27 @@ log = logging.getLogger("aem.serve.workers")
 _JOB: tuple[str, Evaluator] | None = None
 
 
-def _evaluate_packed(job_key: str, job: bytes, packed: bytes) -> bytes:
-    """In a worker: evaluate one packed session; its pickled report (raises as it raises)."""
+def _evaluator(job_key: str, job: bytes) -> Evaluator:
+    """In a worker: the server's evaluator, built on the worker's first task."""
     global _JOB
     if _JOB is None or _JOB[0] != job_key:
         _JOB = None
         config, cases = pickle.loads(job)
         _JOB = (job_key, Evaluator(config, cases))
+    return _JOB[1]
+
+
+def _warm(job_key: str, job: bytes) -> None:
+    """In a worker, at server start: fork it and build its evaluator before the first
+    session needs it (the first verdict then waits for neither)."""
+    _evaluator(job_key, job)
+
+
+def _evaluate_packed(job_key: str, job: bytes, packed: bytes) -> bytes:
+    """In a worker: evaluate one packed session; its pickled report (raises as it raises)."""
     [session] = unpack_sessions(packed)
-    return pickle.dumps(_JOB[1].evaluate(session), protocol=pickle.HIGHEST_PROTOCOL)
+    report = _evaluator(job_key, job).evaluate(session)
+    return pickle.dumps(report, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 class PoolEvaluate:
@@ -67,6 +79,11 @@ class PoolEvaluate:
         self._lock = threading.Lock()
         self._closed = False
         self._pool = shared_pool(workers, embeds=self._embeds)
+        self._warm(self._pool)
+
+    def _warm(self, pool: ProcessPoolExecutor) -> None:
+        for _ in range(self.workers):
+            pool.submit(_warm, self._key, self._job)
 
     def __call__(self, session: ClosedSession) -> SessionReport:
         packed = pack_sessions([session])
@@ -97,6 +114,7 @@ class PoolEvaluate:
             if self._pool is broken:
                 shutdown_pool()
                 self._pool = shared_pool(self.workers, embeds=self._embeds)
+                self._warm(self._pool)
 
     def close(self) -> None:
         self._closed = True
