@@ -68,7 +68,7 @@ def sessions_from_spans(spans: Iterable[Any], config: AemConfig | None = None) -
     :func:`aem.evaluate_session`.
     """
     config = config or AemConfig()
-    assembler = SessionAssembler(idle=10**12)
+    assembler = SessionAssembler(idle=10**12, max_session_spans=config.assembly.span_limit)
     for clock, record in enumerate(_records(spans), start=1):
         assembler.add(record, clock)
     builder = Evaluator(config, metrics=[])

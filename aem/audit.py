@@ -167,7 +167,11 @@ def _read(
     submit: Callable[[list[ClosedSession]], None],
 ) -> tuple[int, int]:
     """Read every file, hand closed sessions to ``submit``; (spans read, peak open)."""
-    assembler = SessionAssembler(idle=config.assembly.idle_spans, on_issue=issues.append)
+    assembler = SessionAssembler(
+        idle=config.assembly.idle_spans,
+        on_issue=issues.append,
+        max_session_spans=config.assembly.span_limit,
+    )
     files, walk_issues = find_trace_files(paths)
     issues.extend(walk_issues)
     clock = 0

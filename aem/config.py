@@ -91,9 +91,39 @@ class TaxonomyRule(_Strict):
 
 
 class AssemblySettings(_Strict):
+    """How spans become sessions, and how large one session may grow.
+
+    The size limits bound time and memory: a session over one is evaluated on its first
+    spans (or turns) and marked ``cut`` with an issue naming the limit; 0 turns a limit
+    off. The defaults are those of ``collectors.assembler.DEFAULT_MAX_SESSION_SPANS`` and
+    ``collectors.sessions.build.DEFAULT_MAX_SESSION_TURNS``.
+    """
+
     # Files have no wall clock: a session whose root span has ended is closed after this
     # many further spans without one of its own (bounds memory on huge files).
     idle_spans: int = Field(default=20_000, ge=1)
+    max_session_spans: int = Field(
+        default=100_000,
+        ge=0,
+        description="spans held for one session; the rest are counted, not kept, and the "
+        "session is evaluated on its first spans and marked cut (0: no limit)",
+    )
+    max_session_turns: int = Field(
+        default=20_000,
+        ge=0,
+        description="turns evaluated in one session; a session with more keeps its first "
+        "turns and is marked cut (0: no limit)",
+    )
+
+    @property
+    def span_limit(self) -> int | None:
+        """``max_session_spans`` as the assembler takes it (None: no limit)."""
+        return self.max_session_spans or None
+
+    @property
+    def turn_limit(self) -> int | None:
+        """``max_session_turns`` as session building takes it (None: no limit)."""
+        return self.max_session_turns or None
 
 
 class AemConfig(_Strict):

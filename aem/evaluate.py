@@ -62,7 +62,7 @@ class Evaluator:
         """Turns and link keys from a closed session's spans (dialects mapped here)."""
         from collectors.sessions import build_session
 
-        return build_session(closed)
+        return build_session(closed, max_turns=self.config.assembly.turn_limit)
 
     def evaluate(self, session: ClosedSession | Session) -> SessionReport:
         """Build (when given a closed session), score every turn, propagate, report."""

@@ -24,7 +24,7 @@ from collectors.dialects.registry import session_keys
 
 FALLBACK_KEY = "trace_id"
 # Spans held for one session; the rest are counted, not kept, and the session is
-# evaluated on the first ones and marked cut. Proposed setting: [assembly] max_session_spans.
+# evaluated on the first ones and marked cut. Configured by [assembly] max_session_spans.
 DEFAULT_MAX_SESSION_SPANS = 100_000
 
 

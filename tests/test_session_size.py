@@ -259,15 +259,16 @@ def test_pattern_finder_answers_as_in_does() -> None:
 
 
 def test_session_over_the_span_limit_is_cut_with_the_reason_and_the_rest_evaluated(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.setattr(collectors.assembler, "DEFAULT_MAX_SESSION_SPANS", 100)
     big = generate(400, session_id="big")
     small = generate(50, session_id="small", seed=7)
     path = tmp_path / "two.otlp.jsonl"
     lines = [otlp_line(big[i : i + 50]) for i in range(0, len(big), 50)]
     path.write_text("\n".join([*lines, otlp_line(small)]) + "\n")
-    code, report, _ = run_audit(str(path))
+    config = tmp_path / "aem.toml"
+    config.write_text("[assembly]\nmax_session_spans = 100\n")
+    code, report, _ = run_audit(str(path), "--config", str(config))
     assert code in (0, 1), report
     by_id = {s["session_id"]: s for s in report["sessions"]}
     assert by_id["big"]["cut"] is True
@@ -277,6 +278,35 @@ def test_session_over_the_span_limit_is_cut_with_the_reason_and_the_rest_evaluat
     assert by_id["small"]["cut"] is False and by_id["small"]["turns"]
     assert report["skipped"]["by_kind"]["session_cut"] == 1
     assert report["skipped"]["total_spans_skipped"] >= len(big) - 100
+    # 0 turns the limit off: the same input is whole.
+    code, report, _ = run_audit(str(path), "--set", "assembly.max_session_spans=0")
+    assert not any(s["cut"] for s in report["sessions"]), report["skipped"]
+
+
+def test_turn_limit_from_the_command_line_cuts_with_the_reason(tmp_path: Path) -> None:
+    path = tmp_path / "one.otlp.jsonl"
+    path.write_text(otlp_line(generate(120, session_id="long")) + "\n")
+    code, report, _ = run_audit(str(path), "--set", "assembly.max_session_turns=10")
+    assert code in (0, 1), report
+    (only,) = report["sessions"]
+    assert only["cut"] is True and len(only["turns"]) == 10
+    (reason,) = [i for i in only["issues"] if i["kind"] == "session_cut"]
+    assert "max_session_turns" in reason["message"]
+    whole = run_audit(str(path))[1]["sessions"][0]
+    assert whole["cut"] is False and len(whole["turns"]) > 10
+
+
+def test_assembly_limits_are_strict_settings_with_the_collectors_defaults() -> None:
+    from aem.config import AemConfig, ConfigError, load_config
+    from collectors.sessions.build import DEFAULT_MAX_SESSION_TURNS
+
+    assembly = AemConfig().assembly
+    assert assembly.max_session_spans == collectors.assembler.DEFAULT_MAX_SESSION_SPANS
+    assert assembly.max_session_turns == DEFAULT_MAX_SESSION_TURNS
+    with pytest.raises((ConfigError, ValueError), match="max_session_spans"):
+        load_config(None, ["assembly.max_session_spanz=5"])
+    with pytest.raises((ConfigError, ValueError), match="max_session_turns"):
+        load_config(None, ["assembly.max_session_turns=-1"])
 
 
 def test_session_over_the_turn_limit_keeps_its_first_turns() -> None:

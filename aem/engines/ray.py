@@ -298,7 +298,9 @@ class SessionEvaluator:
         for packed in batch["spans"]:
             # Replayed in input order: traces, spans and the span limit as the assembler
             # of the single-process path has them (one session: drain() gives one).
-            assembler = SessionAssembler(idle=math.inf)
+            assembler = SessionAssembler(
+                idle=math.inf, max_session_spans=self.evaluator.config.assembly.span_limit
+            )
             for clock, row in enumerate(pickle.loads(packed), start=1):
                 assembler.add(span_from_tuple(row[3]), clock)
             outcomes.extend(evaluate_closed(self.evaluator, s) for s in assembler.drain())

@@ -55,7 +55,7 @@ def serve_command(config_path: Path | None, overrides: list[str], cases_path: Pa
         cases = load_cases(cases_path)
     evaluate = build_evaluate(settings, cases, config)
     try:
-        server = LiveServer(settings, evaluate=evaluate)
+        server = LiveServer(settings, evaluate=evaluate, assembly=config.assembly)
         server.start()
     except OSError as exc:
         # One line, no traceback: a missing or read-only spool, a port in use... are the

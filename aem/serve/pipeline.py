@@ -28,7 +28,7 @@ from aem.serve.ops import ServeMetrics
 from aem.serve.queues import SpanQueue
 from aem.serve.sinks.records import verdict_items
 from aem.serve.spool import Spool, SpoolClosed
-from collectors.assembler import SessionAssembler
+from collectors.assembler import DEFAULT_MAX_SESSION_SPANS, SessionAssembler
 
 log = logging.getLogger("aem.serve.pipeline")
 
@@ -70,6 +70,8 @@ class PipelineLimits:
     eval_queue_sessions: int
     evaluator_workers: int
     tick_seconds: float
+    # Spans held for one session ([assembly] max_session_spans; None: no limit).
+    max_session_spans: int | None = DEFAULT_MAX_SESSION_SPANS
 
 
 class Pipeline:
@@ -98,6 +100,7 @@ class Pipeline:
             idle=limits.idle_seconds,
             max_lifetime=limits.max_lifetime_seconds,
             on_issue=self._issue,
+            max_session_spans=limits.max_session_spans,
         )
         self._eval_q: queue.Queue[_Complete | None] = queue.Queue(limits.eval_queue_sessions)
         self.spans_in_flight = 0

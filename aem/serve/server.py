@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from aem.cases import Case
-from aem.config import AemConfig
+from aem.config import AemConfig, AssemblySettings
 from aem.serve.budget import Budget, BudgetLimits
 from aem.serve.intake import Intake
 from aem.serve.ops import ServeMetrics
@@ -97,7 +97,11 @@ class LiveServer:
         *,
         evaluate: Evaluate,
         sinks: list[Sink] | None = None,
+        assembly: AssemblySettings | None = None,
     ) -> None:
+        """``assembly``: the evaluation config's session limits (its defaults if None);
+        the turn limit is applied where sessions are built (``Evaluator.build``)."""
+        assembly = assembly or AssemblySettings()
         self.settings = settings
         self._evaluate = evaluate
         self.metrics = ServeMetrics()
@@ -131,6 +135,7 @@ class LiveServer:
                 eval_queue_sessions=settings.eval_queue_sessions,
                 evaluator_workers=_evaluator_threads(settings, evaluate),
                 tick_seconds=settings.tick_seconds,
+                max_session_spans=assembly.span_limit,
             ),
             metrics=self.metrics,
             on_committed=self.outbox.notify,
