@@ -5,10 +5,13 @@
 
 Times, for one generated session per size (``workload``: model inputs carry a window of
 the conversation, tool calls have ids, arguments reuse values from results): turn
-building, the turn graph, and evaluation with the case-free metrics minus
-``correctness.truthfulness`` (whose value support is quadratic in session length, see
-``--truthfulness``). Prints each stage's time (best of ``--repeat``: the machine is
-shared) and the growth exponent, the least-squares slope of log time over log spans.
+building, the turn graph, and evaluation with the case-free metrics minus those that
+embed text (``groundedness``, ``refusal``, ``correctness.completeness``: their cost is
+the embedding model's, measured by ``bench/embeddings``). ``correctness.truthfulness``
+is in: its value support looks values up in an index (``aem.metrics.support.ValueIndex``)
+since issue 14. Prints each stage's time (best of ``--repeat``) and the process CPU
+seconds beside the wall total (on a shared machine wall time measures the neighbours
+too), and the growth exponent, the least-squares slope of log time over log spans.
 
 ``--baseline REV`` times the same workload on the code of a git revision (extracted with
 ``git archive``, run in a subprocess) in the same run, so speed-ups are ratios measured
@@ -34,7 +37,9 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-NO_TRUTHFULNESS = {"metrics": {"disabled": ["correctness.truthfulness"]}}
+# Metrics that embed text: the model's cost, not the session's structure.
+EMBEDDING_METRICS = ["groundedness", "refusal", "correctness.completeness"]
+NO_EMBEDDING = {"metrics": {"disabled": EMBEDDING_METRICS}}
 
 
 def time_session(
@@ -53,10 +58,11 @@ def time_session(
     unlimited = {"max_turns": None} if "max_turns" in signature(build_session).parameters else {}
     input_bytes = sum(len(s.attributes.get("gen_ai.input.messages", "")) for s in records)
     evaluator = Evaluator(AemConfig(), metrics=installed_metrics(config["metrics"]["disabled"]))
-    best = {"build": math.inf, "graph": math.inf, "evaluate": math.inf}
+    best = {"build": math.inf, "graph": math.inf, "evaluate": math.inf, "cpu": math.inf}
     turns = edges = 0
     for _ in range(repeat):
         closed = ClosedSession("long-session", "gen_ai.conversation.id", False, list(records))
+        c0 = time.process_time()
         t0 = time.perf_counter()
         session = build_session(closed, **unlimited)
         t1 = time.perf_counter()
@@ -64,10 +70,11 @@ def time_session(
         t2 = time.perf_counter()
         evaluator.evaluate(session)
         t3 = time.perf_counter()
+        best["cpu"] = min(best["cpu"], time.process_time() - c0)
         for stage, seconds in (("build", t1 - t0), ("graph", t2 - t1), ("evaluate", t3 - t2)):
             best[stage] = min(best[stage], seconds)
         turns, edges = len(session.turns), session.graph.number_of_edges()
-    total = sum(best.values())
+    total = best["build"] + best["graph"] + best["evaluate"]
     return {
         "spans": len(records),
         "turns": turns,
@@ -152,8 +159,9 @@ def million(spans: int) -> dict[str, Any]:
     from bench.session_size.workload import iter_spans
     from collectors.assembler import SessionAssembler
 
-    evaluator = Evaluator(AemConfig(), metrics=installed_metrics(["correctness.truthfulness"]))
-    assembler = SessionAssembler(idle=20_000)
+    config = AemConfig()
+    evaluator = Evaluator(config, metrics=installed_metrics(EMBEDDING_METRICS))
+    assembler = SessionAssembler(idle=20_000, max_session_spans=config.assembly.span_limit)
     start = time.perf_counter()
     reports: list[SessionReport] = []
     for clock, span in enumerate(iter_spans(spans, one_trace=True), start=1):
@@ -178,14 +186,15 @@ def _print_table(title: str, rows: list[dict[str, Any]]) -> None:
     print(title)
     print(
         f"{'spans':>8} {'turns':>7} {'edges':>7} {'MB in':>8} {'build s':>8} {'graph s':>8}"
-        f" {'eval s':>8} {'total s':>8}"
+        f" {'eval s':>8} {'total s':>8} {'CPU s':>8}"
     )
     for r in rows:
         print(
             f"{r['spans']:>8} {r['turns']:>7} {r['edges']:>7} {r['input_bytes'] / 1e6:>8.1f}"
             f" {r['build']:>8.3f} {r['graph']:>8.3f} {r['evaluate']:>8.3f} {r['total']:>8.3f}"
+            f" {r.get('cpu', math.nan):>8.3f}"
         )
-    for stage in ("build", "graph", "evaluate", "total"):
+    for stage in ("build", "graph", "evaluate", "total", "cpu"):
         print(f"  exponent {stage:<8} {slope([(r['spans'], r[stage]) for r in rows]):.2f}")
 
 
@@ -206,17 +215,16 @@ def main(argv: list[str] | None = None) -> None:
     sizes = [int(s) for s in args.sizes.split(",") if s]
     if args.child:
         for size in sizes:
-            print(json.dumps(time_session(size, args.repeat, 24, NO_TRUTHFULNESS)), flush=True)
+            print(json.dumps(time_session(size, args.repeat, 24, NO_EMBEDDING)), flush=True)
         return
     rows = [
-        time_session(size, args.repeat if size <= 10_000 else 1, 24, NO_TRUTHFULNESS)
-        for size in sizes
+        time_session(size, args.repeat if size <= 10_000 else 1, 24, NO_EMBEDDING) for size in sizes
     ]
     _print_table(f"windowed inputs (24 messages), best of {args.repeat} (1 above 10 k)", rows)
     if args.baseline:
         base_sizes = [int(s) for s in args.baseline_sizes.split(",") if s]
         old = baseline(args.baseline, base_sizes, args.repeat, args.repo)
-        new = [time_session(size, args.repeat, 24, NO_TRUTHFULNESS) for size in base_sizes]
+        new = [time_session(size, args.repeat, 24, NO_EMBEDDING) for size in base_sizes]
         _print_table(f"baseline {args.baseline}, same workload", old)
         for o, n in zip(old, new, strict=True):
             print(
@@ -225,7 +233,7 @@ def main(argv: list[str] | None = None) -> None:
             )
     if args.full_history:
         full = [
-            time_session(int(s), args.repeat, None, NO_TRUTHFULNESS)
+            time_session(int(s), args.repeat, None, NO_EMBEDDING)
             for s in args.full_history.split(",")
         ]
         _print_table("whole-history inputs (bytes grow quadratically)", full)
