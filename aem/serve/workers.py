@@ -75,7 +75,10 @@ class PoolEvaluate:
         self._job = pickle.dumps(
             (worker_config(config, workers), dict(cases or {})), protocol=pickle.HIGHEST_PROTOCOL
         )
-        self._embeds = config.compare.embed_free_text
+        # The forkserver does not preload sentence-transformers (as the audit's does): a
+        # worker then forks in seconds, and a session that compares no text — or fails at
+        # once — is not held up by torch's import; a worker imports it when it first needs it.
+        self._embeds = False
         self._lock = threading.Lock()
         self._closed = False
         self._pool = shared_pool(workers, embeds=self._embeds)
