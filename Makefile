@@ -57,6 +57,7 @@ bench: setup
 	$(BIN)/python -m bench.ingest.run
 	$(BIN)/python -m bench.matching.run
 	$(BIN)/python -m bench.embeddings.run
+	$(BIN)/python -m bench.embeddings.backends
 	$(BIN)/python -m bench.serve.run
 	$(BIN)/python -m bench.html.run
 

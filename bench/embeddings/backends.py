@@ -168,13 +168,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1, help="CPU threads per backend")
     parser.add_argument("--cold", type=int, default=2, help="fresh processes per backend")
     parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument(
+        "--backends",
+        default=",".join(BACKENDS),
+        help="comma-separated subset (torch fp32, the baseline, is always run); bf16 is "
+        "the slowest here by far",
+    )
     args = parser.parse_args(argv)
+    chosen = {"torch fp32", *(b.strip() for b in args.backends.split(","))}
+    backends = {name: over for name, over in BACKENDS.items() if name in chosen}
     print(f"load average {os.getloadavg()[0]:.1f}, {args.threads} thread(s) per backend")
 
     start = time.perf_counter()
     embedders = {
         name: TextEmbedder.from_settings(CompareSettings(embedding_threads=args.threads, **over))
-        for name, over in BACKENDS.items()
+        for name, over in backends.items()
     }
     for embedder in embedders.values():  # load (and export on first use), outside timers
         embedder.encode_uncached(["warm up the model", "and its kernels"])
@@ -186,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     rates = speeds(embedders, texts_by_length(args.seed), args.rounds)
     cold = {
         name: cold_start(over["embedding_backend"], args.threads, args.cold)
-        for name, over in BACKENDS.items()
+        for name, over in backends.items()
         if "embedding_bf16" not in over  # bf16 starts exactly as fp32 does
     }
     report = {
