@@ -19,8 +19,10 @@ is dead-lettered rather than retried forever.
 from __future__ import annotations
 
 import logging
+import os
 import pickle
 import threading
+import time
 import uuid
 from collections.abc import Mapping
 from concurrent.futures import CancelledError, ProcessPoolExecutor
@@ -38,6 +40,7 @@ log = logging.getLogger("aem.serve.workers")
 
 # In a worker process: the server's job key and the evaluator built for it.
 _JOB: tuple[str, Evaluator] | None = None
+_WATCH_SECONDS = 1.0
 
 
 def _evaluator(job_key: str, job: bytes) -> Evaluator:
@@ -45,9 +48,30 @@ def _evaluator(job_key: str, job: bytes) -> Evaluator:
     global _JOB
     if _JOB is None or _JOB[0] != job_key:
         _JOB = None
-        config, cases = pickle.loads(job)
+        config, cases, server = pickle.loads(job)
+        _watch(server)
         _JOB = (job_key, Evaluator(config, cases))
     return _JOB[1]
+
+
+def _watch(server: int) -> None:
+    """In a worker: exit when the server process is gone.
+
+    Why: after a ``kill -9`` of the server nothing tells its pool's workers (each holds its
+    own end of the task pipe, so it never reads EOF) and they would idle on forever, each
+    holding a model; the forkserver exits by itself once no worker holds its pipe."""
+
+    def run() -> None:
+        while True:
+            time.sleep(_WATCH_SECONDS)
+            try:
+                os.kill(server, 0)
+            except ProcessLookupError:
+                os._exit(0)
+            except PermissionError:
+                pass  # alive, another user's (cannot happen for our own parent)
+
+    threading.Thread(target=run, name="aem-server-watch", daemon=True).start()
 
 
 def _warm(job_key: str, job: bytes) -> None:
@@ -73,7 +97,8 @@ class PoolEvaluate:
         self.workers = workers
         self._key = uuid.uuid4().hex
         self._job = pickle.dumps(
-            (worker_config(config, workers), dict(cases or {})), protocol=pickle.HIGHEST_PROTOCOL
+            (worker_config(config, workers), dict(cases or {}), os.getpid()),
+            protocol=pickle.HIGHEST_PROTOCOL,
         )
         # The forkserver does not preload sentence-transformers (as the audit's does): a
         # worker then forks in seconds, and a session that compares no text — or fails at

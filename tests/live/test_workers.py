@@ -104,3 +104,15 @@ def test_spool_only_acknowledged_spans_survive_kill_9_and_are_evaluated(serve_fa
     assert again.stop() == 0
     assert_same_verdicts(delivered_verdicts(again.verdicts()), expected)
     assert _spooled(again.spool) == 0
+
+
+def test_kill_9_of_the_server_leaves_no_worker_behind(serve_factory) -> None:
+    serve = serve_factory("serve", "--workers", "1")
+    # The worker is forked at start (a warm-up task), before any span arrives.
+    family = wait_for(
+        lambda: (d := _descendants(serve.proc.pid)) and 2 in d.values() and d,
+        timeout=120,
+        what="the evaluation worker started",
+    )
+    serve.kill9()
+    wait_for(lambda: not any(map(_alive, family)), timeout=30, what="workers and forkserver gone")
