@@ -42,6 +42,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from aem.compare import CompareSettings, SemanticComparator, TextEmbedder  # noqa: E402
+from bench.embeddings.run import write_report  # noqa: E402
 
 GROUNDEDNESS = REPO / "bench" / "groundedness"
 BACKENDS = {  # name -> CompareSettings overrides
@@ -210,11 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         "cold_start": cold,
     }
     render(report)
-    out = REPO / "bench" / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"embedding-backends-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    path.write_text(json.dumps(report, indent=2))
-    print(f"written {path.relative_to(REPO)}")
+    write_report("embedding-backends", report)
     return 0
 
 

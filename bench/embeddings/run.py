@@ -24,6 +24,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -137,12 +138,17 @@ def main(argv: list[str] | None = None) -> int:
         f"median AEM/raw ratio {ratio:.2f} (target >= 0.8); repeated texts cost "
         f"{rounds[-1]['model_calls_warm']} model calls on the warm pass"
     )
+    write_report("embeddings", report)
+    return 0
+
+
+def write_report(prefix: str, report: dict[str, Any]) -> None:
+    """``bench/results/<prefix>-<time>.json``, and a line saying where."""
     out = REPO / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"embeddings-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    path = out / f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}.json"
     path.write_text(json.dumps(report, indent=2))
     print(f"written {path.relative_to(REPO)}")
-    return 0
 
 
 if __name__ == "__main__":
