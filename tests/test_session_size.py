@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import random
+import time
+import urllib.request
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -390,3 +392,60 @@ def test_value_support_answers_as_the_full_evidence() -> None:
             assert fast.blind == full.blind
             assert fast.values.closest(values[0]) == full.values.closest(values[0])
     assert checked > 10_000 and 0 < supported < checked
+
+
+def test_serve_assembles_with_the_configured_span_limit(tmp_path: Path) -> None:
+    from aem.config import load_config
+    from aem.serve.server import LiveServer
+    from aem.serve.settings import ServeSettings
+
+    settings = ServeSettings(grpc_port=-1, http_port=0, spool_path=tmp_path / "spool.sqlite")
+    for value, held in (("30", 30), ("0", None)):
+        config = load_config(None, [f"assembly.max_session_spans={value}"])
+        server = LiveServer(settings, evaluate=lambda s: s, sinks=[], assembly=config.assembly)
+        assert server.pipeline.assembler.max_session_spans == held
+        server.spool.close()
+    default = LiveServer(settings, evaluate=lambda s: s, sinks=[])
+    assert default.pipeline.assembler.max_session_spans == 100_000
+
+
+@pytest.mark.slow
+def test_serve_cuts_a_session_over_the_configured_span_limit(tmp_path: Path) -> None:
+    """The real live server (HTTP receiver, spool, pipeline): ``[assembly]
+    max_session_spans`` reaches its assembler, and the verdicts say ``cut``."""
+    from aem.config import load_config
+    from aem.serve.server import LiveServer, default_evaluator
+    from aem.serve.settings import ServeSettings
+    from aem.testing import InMemorySink
+
+    config = load_config(None, ["assembly.max_session_spans=30"])
+    sink = InMemorySink()
+    settings = ServeSettings(
+        grpc_port=-1, http_port=0, spool_path=tmp_path / "spool.sqlite", session_idle_seconds=0.3
+    )
+    server = LiveServer(
+        settings, evaluate=default_evaluator(None, config), sinks=[sink], assembly=config.assembly
+    )
+    server.start()
+    try:
+        spans = generate(80, session_id="live-long")
+        for i in range(0, len(spans), 20):
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{server.ports['http']}/v1/traces",
+                data=otlp_line(spans[i : i + 20]).encode(),
+                headers={"Content-Type": "application/json"},
+            )
+            with urllib.request.urlopen(request, timeout=10) as response:
+                assert response.status == 200
+        deadline = time.monotonic() + 120
+        while not sink.payloads("turn"):
+            assert time.monotonic() < deadline, "no verdict"
+            time.sleep(0.1)
+    finally:
+        server.stop()
+    turns = sink.payloads("turn")
+    assert {p["session_id"] for p in turns} == {"live-long"}
+    assert all(p["cut"] is True for p in turns)
+    # Only turns of the first 30 spans were built.
+    held = {s.span_id for s in spans[:30]}
+    assert {p["span_id"] for p in turns} <= held
