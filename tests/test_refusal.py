@@ -61,6 +61,33 @@ def test_cues_in_english_and_russian() -> None:
             "Да, мы принимаем биткоин через приложение банка.",
             Outcome.FAIL,
         ),
+        ("Do you sell gift wrapping?", "I don't know.", Outcome.PASS),  # no offer: fine
+        # No cue phrase: the exemplar similarity decides.
+        ("Do you sell gift wrapping?", "My knowledge base has no entry for that.", Outcome.PASS),
+        ("Do you sell gift wrapping?", "Unfortunately, I have no way to check that.", Outcome.PASS),
+        # A polite negative answer is a statement, not a refusal.
+        (
+            "Can I pay in bitcoin?",
+            "Sorry, cryptocurrency payments are not supported.",
+            Outcome.FAIL,
+        ),
+        # An offer of a human after "но" is no claim; "не могу это подсказать" is a cue.
+        (
+            "Можно ли оплатить заказ криптовалютой?",
+            "Точной информации у меня нет, но могу передать вопрос менеджеру.",
+            Outcome.PASS,
+        ),
+        (
+            "Можно ли оплатить заказ криптовалютой?",
+            "К сожалению, я не могу это подсказать. Оставьте номер телефона, и мы перезвоним.",
+            Outcome.PASS,
+        ),
+        # The English model cannot read Russian: a Russian statement is no refusal.
+        (
+            "Можно ли оплатить заказ криптовалютой?",
+            "Нет, оплата криптовалютой невозможна.",
+            Outcome.FAIL,
+        ),
     ],
 )
 def test_refusals(question: str, answer: str, outcome: Outcome) -> None:
@@ -91,3 +118,12 @@ def test_honest_refusal_repeating_the_questions_date_is_no_truthfulness_failure(
     invented = rag_session("Yes, gift wrapping costs $5 per item.", DELIVERY)
     both = evaluate(invented, [Truthfulness(), Refusal()], OOS)
     assert [rc.metrics for rc in both.root_causes] == [["refusal"]]  # one finding, one metric
+
+
+def test_refusal_bench_accuracy() -> None:
+    from bench.groundedness.refusals import judge_all, load, summary
+
+    records = load()
+    result = summary(records, judge_all(records, Refusal().settings.similarity_threshold))
+    assert result["sentences"] >= 60 and {"en", "ru"} <= set(result["by_language"])
+    assert result["accuracy"] >= 0.9 and result["false_pass"] == 0, result["errors"]

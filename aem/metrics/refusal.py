@@ -23,6 +23,7 @@ from collections.abc import Iterable
 
 from pydantic import Field
 
+from aem.compare.embedder import TextEmbedder
 from aem.compare.extract import extract_claims
 from aem.judges.base import JudgeConfigError
 from aem.metrics import judged
@@ -32,7 +33,7 @@ from aem.metrics.claims import is_claim, sentence_pieces
 from aem.metrics.entailment import Thresholds, check_claims, value_supported
 from aem.metrics.groundedness import GroundednessSettings
 from aem.metrics.grounding import Grounding, grounding_of
-from aem.metrics.refusal_cues import EXEMPLARS, has_cue, offers_help
+from aem.metrics.refusal_cues import EXEMPLARS, cyrillic, has_cue, offers_help
 from aem.model import Evidence, MetricResult, Outcome, Turn
 
 NAME = "refusal"
@@ -49,13 +50,35 @@ def _after_but(sentence: str) -> str | None:
     return parts[1].strip() if len(parts) == 2 else None
 
 
+def decline_scores(
+    sentences: list[str], embedder: TextEmbedder, extra: list[str], *, english_model: bool
+) -> list[float]:
+    """How much each sentence reads as a refusal: 1.0 on a cue phrase, else its cosine to
+    the nearest exemplar — 0.0 for a Cyrillic sentence under the bundled English model,
+    which cannot tell a Russian refusal from a Russian statement (cues decide there)."""
+    if not sentences:
+        return []
+    exemplars = [*EXEMPLARS, *extra]
+    vectors = embedder.encode([*sentences, *exemplars])
+    cosines = vectors[: len(sentences)] @ vectors[len(sentences) :].T
+    return [
+        1.0
+        if has_cue(sentence)
+        else 0.0
+        if english_model and cyrillic(sentence)
+        else float(cosines[i].max())
+        for i, sentence in enumerate(sentences)
+    ]
+
+
 class RefusalSettings(MetricSettings):
     similarity_threshold: float = Field(
-        default=0.8,
+        default=0.4,
         ge=0,
         le=1,
         description="cosine to the nearest refusal exemplar at or above which a sentence "
-        "declines (cue phrases decline at any similarity)",
+        "declines (cue phrases decline at any similarity; calibrated on "
+        "bench/groundedness/refusals.jsonl)",
     )
     exemplars: list[str] = Field(
         default_factory=list,
@@ -97,14 +120,14 @@ class Refusal(BaseMetric[RefusalSettings]):
         return self._embedded(context, turn, grounding)
 
     def _declining(self, context: MetricContext, sentences: list[str]) -> list[tuple[str, float]]:
-        """Each sentence with its refusal score: 1.0 on a cue, else the exemplar cosine."""
-        exemplars = [*EXEMPLARS, *self.settings.exemplars]
-        vectors = context.comparator.embedder.encode([*sentences, *exemplars])
-        cosines = vectors[: len(sentences)] @ vectors[len(sentences) :].T
-        return [
-            (sentence, 1.0 if has_cue(sentence) else float(cosines[i].max()))
-            for i, sentence in enumerate(sentences)
-        ]
+        """Each sentence with its refusal score (:func:`decline_scores`)."""
+        scores = decline_scores(
+            sentences,
+            context.comparator.embedder,
+            self.settings.exemplars,
+            english_model=context.config.compare.embedding_model is None,
+        )
+        return list(zip(sentences, scores, strict=True))
 
     def _embedded(self, context: MetricContext, turn: Turn, grounding: Grounding) -> MetricResult:
         settings = context.config.compare
@@ -137,7 +160,11 @@ class Refusal(BaseMetric[RefusalSettings]):
             )
         declined = {s for s, _ in declining}
         rest = [s for s in sentences if s not in declined and not offers_help(s) and is_claim(s)]
-        rest += [tail for s in declined if (tail := _after_but(s)) and is_claim(tail)]
+        rest += [
+            tail
+            for s in declined
+            if (tail := _after_but(s)) and is_claim(tail) and not offers_help(tail)
+        ]
         failed = self._unsupported(context, rest, grounding)
         if failed is not None:
             return result(

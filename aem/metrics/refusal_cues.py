@@ -14,18 +14,23 @@ import re
 REFUSAL_CUES = re.compile(
     r"\b(?:i (?:do not|don't|dont|did not|didn't) (?:know|find|have (?:(?:that|this|any|the|"
     r"enough|such|access to) )?(?:information|data|details|access|an answer))"
-    r"|i(?:'m| am) (?:not sure|unable to|not able to|afraid i (?:can't|cannot|don't))"
-    r"|i (?:cannot|can't|can not|could not|couldn't) (?:find|tell|say|confirm|answer|help|"
-    r"provide|give|check|look up)|(?:there is|there's|i have|i found|with) no information"
+    r"|i(?:'m| am) (?:not (?:sure|certain|aware)|unable to|not able to|afraid i (?:can't|cannot|"
+    r"don't))|i (?:cannot|can't|can not|could not|couldn't) (?:find|tell|say|confirm|answer|"
+    r"help|provide|give|check|look up)|(?:there is|there's|i have|i found|with) no information"
     r"|no (?:information|details|data) (?:about|on|regarding|for)"
     r"|(?:outside|beyond) (?:my|the|our) (?:scope|knowledge|sources)"
     r"|(?:sources|documents|knowledge base) (?:do not|don't|does not|doesn't) "
     r"(?:cover|say|mention|contain)|not something i can (?:help|answer)"
+    r"|(?:isn't|is not|aren't|are not|not) covered (?:by|in) (?:my|our|the) (?:\w+ )?"
+    r"(?:sources?|documents?|documentation|knowledge|materials?|information|data|faq)"
+    r"|no way to (?:check|know|tell|find|verify|confirm)"
     r"|i have no (?:data|information|details|answer))"
-    r"|не знаю|не могу (?:помочь|ответить|подсказать|сказать|найти|дать|проверить)"
-    r"|нет (?:информации|данных|сведений|ответа)|не располагаю|не наш(?:ёл|ел|ла)"
-    r"|не удалось найти|вне (?:моей|нашей) компетенции|затрудняюсь ответить"
-    r"|не (?:имею|владею) (?:информацией|данными)",
+    r"|не знаю|не могу (?:вам )?(?:это(?:го)? |об этом )?(?:помочь|ответить|подсказать|сказать|"
+    r"найти|дать|проверить)|нет (?:\w+ )?(?:информации|данных|сведений|ответа)"
+    r"|(?:информации|данных|сведений) (?:\w+ ){0,4}нет\b|не располагаю|не наш(?:ёл|ел|ла)"
+    r"|не удалось найти|вне (?:моей|нашей) компетенции|затрудняюсь (?:ответить|сказать)"
+    r"|ничего не известно|мне (?:это )?неизвестно|не уверен"
+    r"|не (?:имею|владею) (?:\w+ )?(?:информацией|данными|сведениями)",
     re.IGNORECASE,
 )
 
@@ -55,8 +60,20 @@ EXEMPLARS = (
 )
 
 
+_CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
+
+
 def has_cue(text: str) -> bool:
     return REFUSAL_CUES.search(text) is not None
+
+
+def cyrillic(text: str) -> bool:
+    """Whether ``text`` is written in Cyrillic: the bundled English embedding model puts
+    Russian sentences close to one another whatever they say ("Нет, оплата криптовалютой
+    невозможна" scores 0.82 against the Russian exemplars, "Об этом мне ничего не
+    известно" 0.79), so there only the cue phrases decide."""
+    letters = [c for c in text if c.isalpha()]
+    return bool(letters) and sum(1 for c in letters if _CYRILLIC.match(c)) * 2 > len(letters)
 
 
 def offers_help(text: str) -> bool:

@@ -90,16 +90,21 @@ def summary(claims: list[dict[str, Any]], checks: list[ClaimCheck]) -> dict[str,
     }
 
 
+def rates(result: dict[str, Any]) -> str:
+    """``accuracy 97.7%  false pass 2.0% (1)  false fail 2.7% (1)``."""
+    return (
+        f"accuracy {result['accuracy']:.1%}  false pass {result['false_pass_rate']:.1%} "
+        f"({result['false_pass']})  false fail {result['false_fail_rate']:.1%} "
+        f"({result['false_fail']})"
+    )
+
+
 def print_summary(result: dict[str, Any], thresholds: Thresholds) -> None:
     print(
         f"groundedness (embedded default), similarity {thresholds.similarity:.2f}, "
         f"overlap {thresholds.overlap:.2f}: {result['claims']} labelled claims"
     )
-    print(
-        f"accuracy {result['accuracy']:.1%}  false pass {result['false_pass_rate']:.1%} "
-        f"({result['false_pass']})  false fail {result['false_fail_rate']:.1%} "
-        f"({result['false_fail']})"
-    )
+    print(rates(result))
     for category, (right, total) in result["by_category"].items():
         print(f"  {category:28} {right}/{total}")
     for error in result["errors"]:
