@@ -248,7 +248,7 @@ def _session_values(
     for turn in sorted(session.turns, key=lambda t: t.index):
         texts, _ = _ancestor_texts(turn)
         if texts:
-            index.add(turn.index, turn.turn_id, SeenValues.gather(texts, settings))
+            index.add(turn.index, turn.turn_id, SeenValues.gather(texts, settings, keyed=False))
     found = _SessionValues(graph, facts, settings, task, common, index, ancestry(graph))
     _SESSION_VALUES[graph] = found
     return found

@@ -27,9 +27,10 @@ from aem.compare.numbers import parse_number
 from aem.compare.settings import CompareSettings
 
 _DIGITS = re.compile(r"\d+")
-# "24-hour", "3-day": a count with a unit word, not an identifier.
+# "24-hour", "3-day", "2-year-old": a count with a unit word (an age), not an identifier.
 _COUNT_WORD = re.compile(
-    r"^\d+[-\s]?(?:hours?|days?|weeks?|months?|years?|minutes?|seconds?|nights?|hrs?|mins?)$",
+    r"^\d+[-\s]?(?:hours?|days?|weeks?|months?|years?|minutes?|seconds?|nights?|hrs?|mins?)"
+    r"(?:[-\s]old)?$",
     re.IGNORECASE,
 )
 # A digit run this long said inside an id or a word supports the same number.
@@ -105,10 +106,16 @@ class SeenValues:
 
     @classmethod
     def gather(
-        cls, texts: Iterable[str | tuple[str, str]], settings: CompareSettings
+        cls,
+        texts: Iterable[str | tuple[str, str]],
+        settings: CompareSettings,
+        *,
+        keyed: bool = True,
     ) -> SeenValues:
         """Values of ``texts``; a ``(source, text)`` pair names where its numbers came
-        from, so a derivation can say which tool result it used."""
+        from, so a derivation can say which tool result it used. ``keyed=False`` leaves
+        out the numbers of JSON texts by key path (``quantities`` only derivations read),
+        for a :class:`ValueIndex`, which looks values up and derives nothing."""
         evidence = cls()
         chunks = []
         for item in texts:
@@ -116,12 +123,12 @@ class SeenValues:
             if not text:
                 continue
             chunks.append(text.lower())
-            evidence._add(text, source, settings)
+            evidence._add(text, source, settings, keyed)
         evidence.numbers.sort()
         evidence.text = "\n".join(chunks)
         return evidence
 
-    def _add(self, text: str, source: str, settings: CompareSettings) -> None:
+    def _add(self, text: str, source: str, settings: CompareSettings, keyed: bool) -> None:
         for value in extract_values(text, settings):
             if value.kind == "number":
                 number = float(value.value)  # type: ignore[arg-type]
@@ -136,8 +143,8 @@ class SeenValues:
                 if len(runs) == 1 and sum(c.isalpha() for c in value.raw) <= 2:
                     self.numbers.append(float(runs[0]))  # "14C": a number with a unit
         if text.lstrip()[:1] in ("{", "["):
-            keyed = keyed_quantities(text, source, settings)
-            self.quantities.extend(keyed)
+            if keyed:
+                self.quantities.extend(keyed_quantities(text, source, settings))
             for computed in arithmetic_results(text):
                 self.numbers.append(computed.value)
                 self.quantities.append(computed)
