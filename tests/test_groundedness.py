@@ -77,6 +77,9 @@ def test_unsupported_claim_quotes_the_closest_passage_with_its_score() -> None:
         ("Shipping costs are refunded [2].", Outcome.FAIL),
         ("Refunds are accepted within 30 days for premium members only [1].", Outcome.FAIL),
         ("Refunds are accepted within 30 days of purchase via UPS [1].", Outcome.FAIL),
+        # "excluded" says "cannot" in one word: no dropped negation.
+        ("Returns are accepted for 30 days; gift cards are excluded [1, 3].", Outcome.PASS),
+        ("Gift cards are accepted for returns [3].", Outcome.FAIL),
     ],
 )
 def test_claims_against_documents(answer: str, outcome: Outcome) -> None:

@@ -245,9 +245,25 @@ def content_stems(text: str) -> set[str]:
     }
 
 
+# Words that say "not" by themselves: "gift cards are excluded" says what "gift cards
+# cannot be returned" says, so it is no dropped negation.
+_NEGATIVE_STEMS = (
+    "exclud",
+    "unavailab",
+    "impossib",
+    "prohibit",
+    "forbid",
+    "исключ",
+    "невозмож",
+    "недоступ",
+    "запрещ",
+)
+
+
 def _negated(text: str) -> bool:
     lowered = text.lower().replace("’", "'")
-    return any(w in _NEGATION for w in re.findall(r"[\w']+", lowered)) or "n't" in lowered
+    said = re.findall(r"[\w']+", lowered)
+    return any(w in _NEGATION or w.startswith(_NEGATIVE_STEMS) for w in said) or "n't" in lowered
 
 
 def _restricting(text: str) -> set[str]:
