@@ -135,7 +135,8 @@ def make_session(
     ]
     ids = [t.turn_id for t in numbered]
     graph = nx.DiGraph()
-    graph.add_nodes_from(ids)
+    # Each node carries its turn, as aem.graph.build_turn_graph's do (Ancestry reads it).
+    graph.add_nodes_from((t.turn_id, {"turn": t}) for t in numbered)
     graph.add_edges_from(edges if edges is not None else itertools.pairwise(ids))
     return Session(
         session_id=session_id,

@@ -1,10 +1,13 @@
 """Dialect gaps seen on real traces, on traces recorded with the real SDK: a group chat's
 speakers name their turns (and the code they had run), smolagents' wrapped tool
-arguments, BFCL-style and OpenAPI schemas, and a schema nothing can use."""
+arguments, BFCL-style and OpenAPI schemas, a schema nothing can use; a group chat's
+members saw its earlier messages when the input went unrecorded, and "2-year-old" is a
+count with a unit word."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -160,3 +163,62 @@ def test_bfcl_types_and_nullable_are_read_and_an_unusable_schema_is_said_once(
     assert "frobnicated" in first["explanation"]
     assert second["outcome"] == "skip" and "schema unusable" not in second["explanation"]
     assert not [m for t in turns for m in t["metrics"] if m["outcome"] == "error"]
+
+
+def _magentic(conversation: str, task: str, *said: tuple[str, str]) -> Callable[[Session], None]:
+    """Magentic-One-style: members speak in one conversation under the root agent, each
+    chat span's input an empty message list (the shared history went unrecorded)."""
+
+    def build(recording: Session) -> None:
+        attributes = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": "Magentic-One",
+            "gen_ai.conversation.id": conversation,
+            "gen_ai.input.messages": json.dumps([message("user", text_part(task))]),
+        }
+        with recording.span(Scope("magentic-one"), "invoke_agent", attributes, root=True):
+            for speaker, text in said:
+                speak(recording, conversation, speaker, text)
+
+    return build
+
+
+# The orchestrator restates the address the surfer found.
+_MAGENTIC_CHAT = _magentic(
+    "m1-1",
+    "Which bar is closest to the Mummers Museum?",
+    ("Orchestrator", "Please look up the museum's address."),
+    ("WebSurfer", "Mummers Museum: 1100 S 2nd St, PA 19147."),
+    ("Orchestrator", "Find bars near 1100 S 2nd St, PA 19147."),
+)
+
+
+def test_a_group_chat_member_saw_the_earlier_messages_of_the_chat(tmp_path: Path) -> None:
+    _, report, _ = run_audit(str(record(tmp_path / "t.jsonl", "m1-1", _MAGENTIC_CHAT)))
+    chat = session(report, "m1-1")
+    truth = {
+        t["turn_id"]: m
+        for t in chat["turns"]
+        for m in t["metrics"]
+        if m["name"] == "correctness.truthfulness"
+    }
+    # The surfer states what no recorded input holds (its page is not in the trace) …
+    assert truth["t2"]["outcome"] == "fail" and "19147" in truth["t2"]["explanation"]
+    # … and the orchestrator, who read the surfer's message, restates it: supported.
+    assert truth["t3"]["outcome"] == "pass", truth["t3"]["explanation"]
+    assert [c["agent"] for c in chat["root_causes"]] == ["WebSurfer"]
+
+
+# The orchestrator restates the task's "kid age 2" as "the 2-year-old".
+_FAMILY_TICKETS = _magentic(
+    "m1-2",
+    "Passes for 2 adults, 1 kid age 5, 1 kid age 2?",
+    ("Orchestrator", "The 2-year-old and the 5-year-old need passes."),
+)
+
+
+def test_an_age_is_a_count_with_a_unit_word_not_an_identifier(tmp_path: Path) -> None:
+    _, report, _ = run_audit(str(record(tmp_path / "t.jsonl", "m1-2", _FAMILY_TICKETS)))
+    [turn] = session(report, "m1-2")["turns"]
+    [truth] = [m for m in turn["metrics"] if m["name"] == "correctness.truthfulness"]
+    assert truth["outcome"] == "pass", truth["explanation"]

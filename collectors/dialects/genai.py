@@ -90,12 +90,25 @@ def _model_call(span: SpanRecord) -> ModelCall:
         span=span,
         text=text,
         tool_calls=calls,
-        input_text=raw_input if isinstance(raw_input, str) else (as_text(raw_input) or ""),
+        input_text=_input_text(raw_input),
         model=attributes.get("gen_ai.request.model") or attributes.get("gen_ai.response.model"),
         agent=as_text(attributes.get("gen_ai.agent.name")),
         read_user_texts=user_texts,
         read_tool_results=tool_results,
     )
+
+
+def _input_text(raw_input: Any) -> str:
+    """The model input as text, or "" when it was not captured.
+
+    No model is called with no messages, so an empty message list (``[]``, as group-chat
+    conversions write for a member that was handed the shared conversation out of band)
+    means the history went unrecorded, not that there was none: it is read as not
+    captured, and the member's turn continues the previous one of its agent context.
+    """
+    if parse_jsonish(raw_input) == []:
+        return ""
+    return raw_input if isinstance(raw_input, str) else (as_text(raw_input) or "")
 
 
 def _tool_run(span: SpanRecord) -> ToolRun:
