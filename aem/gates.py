@@ -58,18 +58,32 @@ def _case_verdict(results: list[MetricResult]) -> MetricResult | None:
     return None
 
 
-def _row(session: SessionReport, metrics: tuple[str, ...], case: Case | None) -> GateRow | None:
-    results = [m for turn in session.turns for m in turn.metrics if m.name in metrics]
+def gate_metrics(metric: str) -> tuple[str, ...]:
+    """The metrics whose results a gate on ``metric`` counts."""
+    return GATE_METRICS.get(metric, (metric,))
+
+
+def case_result(session: SessionReport, metric: str) -> MetricResult | None:
+    """The result that stands for the case in a gate on ``metric`` (a skip when every
+    result skipped); None when the metric gave the session no result at all. The dataset
+    tests record this result as the case's ``groundedness`` evaluation."""
+    names = gate_metrics(metric)
+    results = [m for turn in session.turns for m in turn.metrics if m.name in names]
     if not results:
         return None
-    deciding = _case_verdict(results)
-    chosen = deciding or results[0]
+    return _case_verdict(results) or results[0]
+
+
+def _row(session: SessionReport, metric: str, case: Case | None) -> GateRow | None:
+    chosen = case_result(session, metric)
+    if chosen is None:
+        return None
     return GateRow(
         session_id=session.session_id,
         type=case.type if case is not None else None,
         metric=chosen.name,
         turn_id=chosen.turn_id,
-        verdict=deciding.outcome if deciding is not None else Outcome.SKIP,
+        verdict=chosen.outcome,
         explanation=chosen.explanation,
     )
 
@@ -78,11 +92,10 @@ def evaluate_gate(
     report: AuditReport, metric: str, threshold: float, cases: Mapping[str, Case] | None = None
 ) -> GateResult:
     """The gate over ``report``'s sessions; ``cases`` gives each row its type."""
-    metrics = GATE_METRICS.get(metric, (metric,))
     rows = [
         row
         for session in report.sessions
-        if (row := _row(session, metrics, (cases or {}).get(session.session_id))) is not None
+        if (row := _row(session, metric, (cases or {}).get(session.session_id))) is not None
     ]
     passed = sum(1 for r in rows if r.verdict is Outcome.PASS)
     failed = sum(1 for r in rows if r.verdict is Outcome.FAIL)

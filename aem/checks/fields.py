@@ -14,9 +14,16 @@ FAITHFULNESS = "check.faithfulness"
 TASK_COMPLETION = "check.task_completion"
 JSON_SCHEMA = "check.json_schema"
 TOOL_CALLS = "check.tool_calls"
+# The groundedness criterion as a dataset-test check: groundedness for happy / edge
+# cases, refusal for oos ones (aem.gates), so ``--gate groundedness=0.85`` means the same
+# in ``aem test`` as in ``aem audit``.
+GROUNDEDNESS = "groundedness"
 LLM_CHECKS = (RELEVANCE, FAITHFULNESS, TASK_COMPLETION)
-RULE_CHECKS = (JSON_SCHEMA, TOOL_CALLS)
+RULE_CHECKS = (JSON_SCHEMA, TOOL_CALLS, GROUNDEDNESS)
 ALL_CHECKS = (*LLM_CHECKS, *RULE_CHECKS)
+# Checks with no per-evaluation threshold to copy into a test (a match, or a verdict whose
+# run-level minimum is the gate).
+NO_THRESHOLD = (JSON_SCHEMA, GROUNDEDNESS)
 
 NEEDS = {
     RELEVANCE: "question",
@@ -24,6 +31,7 @@ NEEDS = {
     TASK_COMPLETION: "reference_answer or judge_instruction",
     JSON_SCHEMA: "json_schema",
     TOOL_CALLS: "expected_tool_calls (at least one function)",
+    GROUNDEDNESS: "type happy / edge / oos (typeless: a session that retrieved or called tools)",
 }
 
 
@@ -39,6 +47,8 @@ def missing_fields(check: str, case: Case | None) -> str | None:
         ok = case.json_schema is not None
     elif check == TOOL_CALLS:
         ok = bool(case.expected_tool_calls)
+    elif check == GROUNDEDNESS:
+        ok = True  # the metrics decide by type and context, and say why when they skip
     else:
         raise ValueError(f"unknown check {check!r}")
     return None if ok else f"the case has no {NEEDS[check]}"

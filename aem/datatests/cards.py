@@ -23,6 +23,9 @@ WHAT = {
     "against the case's schema; pass or fail",
     "check.tool_calls": "rule: the share of the case's functions called as tools; errored "
     "calls count, order and arguments do not",
+    "groundedness": "happy / edge: every claim rests on what the agent found and cites a "
+    'source [N]; oos: an honest "I don\'t know" (metrics groundedness and refusal; '
+    "embedded, or their configured judge); pass or fail",
 }
 
 

@@ -21,6 +21,7 @@ from aem.config import AemConfig
 from aem.datatests.definition import TestError, TestSpec, dataset_cases, load_test
 from aem.datatests.results import Evaluation, RunResult
 from aem.evaluate import Evaluator, build_report
+from aem.gates import GATE_METRICS, case_result
 from aem.judges.prompts import PROMPT_VERSION
 from aem.judges.registry import build_judge
 from aem.metrics.base import Metric
@@ -64,6 +65,10 @@ def check_metrics(
     specs = {s.name: s for s in registered_metrics(config.metrics.plugins)}
     built: list[Metric] = []
     for choice in spec.checks:
+        if choice.name in GATE_METRICS:  # groundedness: its metrics as configured
+            names = GATE_METRICS[choice.name]
+            built.extend(specs[n].create(dict(config.metrics.tables.get(n, {}))) for n in names)
+            continue
         table = dict(config.metrics.tables.get(choice.name, {}))
         if choice.threshold is not None:
             table["threshold"] = choice.threshold
@@ -76,18 +81,21 @@ def check_metrics(
     return built
 
 
-def as_evaluation(item: MetricResult, case: Case) -> Evaluation:
+def as_evaluation(item: MetricResult, case: Case, check: str | None = None) -> Evaluation:
+    """``item`` as the evaluation of ``check`` (its own name by default; a groundedness
+    evaluation decided by refusal says so in its explanation)."""
     judge = next((e.actual for e in item.evidence if e.field == "judge"), None)
     usage = next((e.detail for e in item.evidence if e.field == "judge" and e.detail), None)
+    check = check or item.name
     return Evaluation(
         case.session_id,
         case.type,
-        item.name,
+        check,
         None if judge is None else str(judge),
         item.threshold,
         item.outcome,
         item.score,
-        item.explanation,
+        item.explanation if item.name == check else f"{item.name}: {item.explanation}",
         json.loads(usage) if usage else {},
     )
 
@@ -181,9 +189,7 @@ def _evaluate_case(
     checks: list[str],
     issues: list[InputIssue],
 ) -> list[Evaluation]:
-    found = {
-        m.name: m for t in (report.turns if report else []) for m in t.metrics if m.name in checks
-    }
+    found = {c: r for c in checks if report and (r := _check_result(report, c)) is not None}
     if report is None or not found:
         raised = (
             f"no answer: {i.message}"
@@ -192,7 +198,25 @@ def _evaluate_case(
         )
         why = NO_SESSION if report is None else "no answer: the session has no turns"
         return no_answer(case, checks, spec, next(raised, why))
-    return [as_evaluation(found[c], case) for c in checks if c in found]
+    return [as_evaluation(found[c], case, c) for c in checks if c in found]
+
+
+def _check_result(report: SessionReport, check: str) -> MetricResult | None:
+    """The session's result for ``check``: the gate's case verdict for groundedness (a
+    skip saying why when neither metric applied), else the check's last result."""
+    if check in GATE_METRICS:
+        found = case_result(report, check)
+        if found is None and report.turns:
+            found = MetricResult(
+                name=check,
+                turn_id=report.turns[-1].turn_id,
+                outcome=Outcome.SKIP,
+                explanation="not judged: the case has no type and the session retrieved "
+                "nothing and called no tool (or gave no answer)",
+            )
+        return found
+    results = [m for t in report.turns for m in t.metrics if m.name == check]
+    return results[-1] if results else None
 
 
 def run_test(
@@ -208,10 +232,16 @@ def run_test(
     cases = dataset_cases(store, spec.dataset_hash)
     checks = [c.name for c in spec.checks]
     check_cap(count_evaluations(cases, checks), cases=len(cases))
-    metrics = [m for m in resolve_metrics(config) if not m.name.startswith("check.")]
     by_id = {c.session_id: c for c in cases}
-    evaluator = Evaluator(config, by_id, metrics)
-    evaluator.metrics.extend(check_metrics(spec, config, evaluator.comparator))
+    evaluator = Evaluator(config, by_id, [])
+    built = check_metrics(spec, config, evaluator.comparator)
+    names = {m.name for m in built}
+    evaluator.metrics.extend(
+        m
+        for m in resolve_metrics(config)
+        if not m.name.startswith("check.") and m.name not in names
+    )
+    evaluator.metrics.extend(built)
     issues: list[InputIssue] = []
     started = time.time()
     reports: dict[str, SessionReport] = {}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from aem.checks.fields import ALL_CHECKS, JSON_SCHEMA, TOOL_CALLS
+from aem.checks.fields import ALL_CHECKS, NO_THRESHOLD, TOOL_CALLS
 from aem.config import AemConfig
 from aem.datatests.tables import rows as _rows
 from aem.metrics.registry import registered_metrics
@@ -23,7 +23,7 @@ class ThresholdError(ValueError):
 
 def default_threshold(check: str, config: AemConfig) -> float | None:
     """The threshold from the configuration (or the check's default); None: no threshold."""
-    if check == JSON_SCHEMA:
+    if check in NO_THRESHOLD:
         return None
     spec = next(s for s in registered_metrics(config.metrics.plugins) if s.name == check)
     settings = spec.settings_model.model_validate(config.metrics.tables.get(check, {}))
@@ -34,8 +34,10 @@ def validate_threshold(check: str, value: float) -> float:
     """``value`` if it is in the check's range (LLM 1–10, tool calls 1–100 %)."""
     if check not in ALL_CHECKS:
         raise ThresholdError(f"unknown check {check!r}; checks: {', '.join(ALL_CHECKS)}")
-    if check == JSON_SCHEMA:
-        raise ThresholdError(f"{JSON_SCHEMA} has no threshold: an answer matches or it does not")
+    if check in NO_THRESHOLD:
+        raise ThresholdError(
+            f"{check} has no threshold: an answer passes or fails (gate the run with --gate)"
+        )
     low, high = (1.0, 100.0) if check == TOOL_CALLS else (1.0, 10.0)
     if not low <= value <= high:
         unit = "a share in percent" if check == TOOL_CALLS else "a judge score"
@@ -50,7 +52,7 @@ def overrides(store: Store) -> dict[str, float]:
 
 def project_threshold(check: str, store: Store, config: AemConfig) -> float | None:
     """The threshold a new test copies for ``check``."""
-    if check == JSON_SCHEMA:
+    if check in NO_THRESHOLD:
         return None
     found = overrides(store).get(check)
     return found if found is not None else default_threshold(check, config)
