@@ -133,3 +133,11 @@ def test_bench_accuracy_reaches_the_target() -> None:
     result = summary(claims, checks)
     assert len(claims) >= 60
     assert result["accuracy"] >= 0.9, result["errors"]
+
+
+def test_only_the_answers_ancestors_are_its_context() -> None:
+    session = rag_session("Refunds are accepted within 30 days of purchase [1].", RETURNS)
+    assert session.graph is not None
+    session.graph.remove_edge("t1", "t2")  # the retrieval did not feed this answer
+    (found,) = results(evaluate(session, [Groundedness()], {"type": "happy"}), "groundedness")
+    assert found.outcome is Outcome.SKIP and "nothing to rest on" in found.explanation
