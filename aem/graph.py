@@ -251,11 +251,13 @@ class Ancestry:
 
     Why not ``nx.ancestors`` per turn: in a long session nearly every earlier turn is an
     ancestor of the next (history edges chain the model calls), so listing them for every
-    turn is quadratic. Every edge goes from a lower turn index to a higher one, so a walk
-    back from B that expands the highest-indexed turn first has found every ancestor at or
-    above an index once it has expanded every turn at or above it: asking about A walks
-    down to A's index and no further. Values a turn states come from recent results, so
-    the walk stays short; it is kept per turn (the last few asked) and resumed.
+    turn is quadratic. Every edge goes to a later position in a topological order, so a
+    walk back from B that expands the latest-positioned turn first has found every
+    ancestor at or after a position once it has expanded every turn there: asking about
+    A walks down to A's position and no further. Values a turn states come from recent
+    results, so the walk stays short; it is kept per turn (the last few asked) and
+    resumed. ``failed_calls`` reads the turns on the nodes (``build_turn_graph`` puts
+    them there).
     """
 
     _KEPT = 4
@@ -271,9 +273,14 @@ class Ancestry:
         failed = [t for t in turns if t.tool_call is not None and t.tool_call.error]
         return sorted(failed, key=lambda t: t.index)
 
+    @cached_property
+    def _position(self) -> dict[str, int]:
+        # Positions in a topological order: every edge goes to a higher one, whatever
+        # the turns' indexes say (a graph built by hand may not follow them).
+        return {node: i for i, node in enumerate(nx.topological_sort(self.graph))}
+
     def index(self, turn_id: str) -> int:
-        turn: Turn = self.graph.nodes[turn_id]["turn"]
-        return turn.index
+        return self._position[turn_id]
 
     def is_ancestor(self, candidate: str, turn_id: str) -> bool:
         """Whether ``candidate`` is an ancestor of ``turn_id`` (both nodes of the graph)."""
