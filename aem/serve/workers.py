@@ -118,10 +118,12 @@ class PoolEvaluate:
         for attempt in (1, 2):
             pool = self._pool
             try:
+                if self._closed:  # stopped (drain timed out): the spool keeps the session
+                    raise Abandoned(session.session_id)
                 data = pool.submit(_evaluate_packed, self._key, self._job, packed).result()
             except CancelledError as exc:  # the pool shut down before the session started
                 raise Abandoned(session.session_id) from exc
-            except BrokenProcessPool:
+            except BrokenProcessPool:  # (a RuntimeError: caught before the clause below)
                 if self._closed:
                     raise Abandoned(session.session_id) from None
                 log.error(
@@ -132,6 +134,10 @@ class PoolEvaluate:
                 if attempt == 2:
                     raise
                 continue
+            except RuntimeError as exc:  # "cannot schedule new futures after shutdown"
+                if self._closed:
+                    raise Abandoned(session.session_id) from exc
+                raise
             report: SessionReport = pickle.loads(data)
             return report
         raise AssertionError("unreachable")
