@@ -1,13 +1,18 @@
 """Perturbation benchmark of the support check: how often a changed number still passes.
 
 Takes every answer and reasoning turn of real sessions (the tau-bench airline and
-Who&When development sets; not shipped with the repository), and for each number it
+Who&When development sets; not shipped with the repository) — except the answers of
+out-of-scope cases, whose values the refusal metric judges —, and for each number it
 states that the check accepts, changes that one number by a plausible amount (3 % to 50 %,
 written the same way) to a value the turn did not see, and judges the turn again with
 ``correctness.truthfulness``. Prints per data set:
 
 - false pass: perturbed turns that still pass (the check missed an invented number);
 - false fail: unperturbed turns that fail (turns stating at least one checked value);
+
+each beside the baseline, measured on the same turns and perturbations in the same run:
+the rule before issue 8, which accepted a number equal to a sum, difference, small
+multiple or three-term sum of any numbers the turn saw (``bench.support.baseline``);
 
 then the derivations the check accepted on unperturbed turns and a sample of the false
 passes, so each can be read.
@@ -33,10 +38,12 @@ from aem.compare.extract import extract_claims
 from aem.config import AemConfig
 from aem.evaluate import Evaluator
 from aem.graph import attach_graph
+from aem.metrics.applies import refusal_owns
 from aem.metrics.context import MetricContext
 from aem.metrics.support import is_distinctive
 from aem.metrics.truthfulness import Truthfulness
 from aem.model import Outcome, Session, TurnKind
+from bench.support.baseline import passes_baseline
 from bench.support.perturb import perturbations
 from collectors.assembler import SessionAssembler
 from collectors.readers import read_batches
@@ -57,6 +64,8 @@ class Tally:
     failed_turns: int = 0
     perturbed: int = 0
     passed_perturbed: int = 0
+    baseline_failed_turns: int = 0
+    baseline_passed_perturbed: int = 0
     no_perturbation: int = 0
     false_passes: list[str] = field(default_factory=list)
     derivations: list[str] = field(default_factory=list)
@@ -85,6 +94,8 @@ def measure(
     for turn in session.turns:
         if turn.kind not in (TurnKind.ANSWER, TurnKind.REASONING) or not turn.text:
             continue
+        if refusal_owns(context, turn):
+            continue  # an out-of-scope answer's values are the refusal metric's to judge
         claims = [
             v
             for v in extract_claims(turn.text, config.compare)
@@ -94,12 +105,14 @@ def measure(
             continue
         tally.turns += 1
         verdict = metric.judge(context, turn)
+        seen = context.seen(turn).values
         if verdict.outcome is Outcome.FAIL:
             tally.failed_turns += 1
+            if not passes_baseline(verdict, seen.numbers, config.compare):
+                tally.baseline_failed_turns += 1
             continue
         if "derived:" in verdict.explanation:
             tally.derivations.append(f"{session.session_id} {turn.turn_id}: {verdict.explanation}")
-        seen = context.seen(turn).values
         for claim in rng.sample(claims, min(per_turn, len(claims))):
             changed = _unseen_perturbation(claim, seen, config, rng)
             if changed is None:
@@ -108,6 +121,8 @@ def measure(
             text = turn.text[: claim.start] + changed + turn.text[claim.end :]
             again = metric.judge(context, turn.model_copy(update={"text": text}))
             tally.perturbed += 1
+            if passes_baseline(again, seen.numbers, config.compare):
+                tally.baseline_passed_perturbed += 1
             if again.outcome is not Outcome.FAIL:
                 tally.passed_perturbed += 1
                 tally.false_passes.append(
@@ -146,7 +161,15 @@ def main(argv: list[str] | None = None) -> int:
         for session in sessions(path):
             measure(session, cases.get(session.session_id), tally, rng, args.per_turn)
         _report(name, tally, args.examples)
-        for key in ("turns", "failed_turns", "perturbed", "passed_perturbed", "no_perturbation"):
+        for key in (
+            "turns",
+            "failed_turns",
+            "perturbed",
+            "passed_perturbed",
+            "no_perturbation",
+            "baseline_failed_turns",
+            "baseline_passed_perturbed",
+        ):
             setattr(totals, key, getattr(totals, key) + getattr(tally, key))
     _report("all", totals, 0)
     return 0
@@ -159,6 +182,13 @@ def _report(name: str, tally: Tally, examples: int) -> None:
         f"{name}: false pass {tally.passed_perturbed}/{tally.perturbed} = {false_pass:.1%}; "
         f"false fail {tally.failed_turns}/{tally.turns} = {false_fail:.1%} "
         f"(no unseen perturbation for {tally.no_perturbation} value(s))"
+    )
+    print(
+        f"{'':{len(name)}}  baseline (any arithmetic): false pass "
+        f"{tally.baseline_passed_perturbed}/{tally.perturbed} = "
+        f"{tally.baseline_passed_perturbed / max(tally.perturbed, 1):.1%}; false fail "
+        f"{tally.baseline_failed_turns}/{tally.turns} = "
+        f"{tally.baseline_failed_turns / max(tally.turns, 1):.1%}"
     )
     for line in tally.derivations[:examples]:
         print("  derived   ", line[:300])
