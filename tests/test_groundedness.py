@@ -141,3 +141,30 @@ def test_only_the_answers_ancestors_are_its_context() -> None:
     session.graph.remove_edge("t1", "t2")  # the retrieval did not feed this answer
     (found,) = results(evaluate(session, [Groundedness()], {"type": "happy"}), "groundedness")
     assert found.outcome is Outcome.SKIP and "nothing to rest on" in found.explanation
+
+
+def test_layout_and_pleasantries_are_no_claims_or_names() -> None:
+    """Seen on tau-bench answers: a lead-in label ("**First Leg:**"), a clock suffix
+    ("07:00 AM"), a month, a lone list number ("4.") and a well-wish were failed as
+    unsupported names or claims. A name the context lacks still fails."""
+    flights = (
+        '{"flight_number": "HAT069", "origin": "JFK", "destination": "SEA",'
+        ' "scheduled_departure_time_est": "07:00:00", "date": "2024-05-20", "price": 255}'
+    )
+    answer = (
+        "**Outbound Leg:** HAT069 from JFK to SEA\n"
+        "Departure: 07:00 AM EST on May 20, 2024\n"
+        "4.\n"
+        "**Total Price:** $255\n"
+        "Have a great trip to Seattle!"
+    )
+    session = rag_session(answer, tool_result=flights, question="Book me a flight to SEA.")
+    (found,) = results(evaluate(session, [Groundedness()], {"type": "happy"}), "groundedness")
+    assert found.outcome is Outcome.PASS, found.explanation
+    assert [c.text for c in split_claims(answer)][-1] == "**Total Price:** $255"
+
+    named = rag_session(
+        "Your flight HAT069 connects in Atlanta.", tool_result=flights, question="Book it."
+    )
+    (failed,) = results(evaluate(named, [Groundedness()], {"type": "happy"}), "groundedness")
+    assert failed.outcome is Outcome.FAIL and "'Atlanta'" in failed.explanation

@@ -24,7 +24,9 @@ _NON_CLAIM = re.compile(
     r"^(?:hi|hello|hey|dear|thanks?|thank you|you're welcome|sure|of course|certainly"
     r"|здравствуйте|добрый (?:день|вечер)|привет|спасибо|пожалуйста|конечно)\b"
     r"|\b(?:let me know|happy to help|glad to help|feel free|anything else|hope (?:this|that)"
-    r" helps|have a (?:nice|great|good) day|don't hesitate|can i help|may i help"
+    r" helps|have a (?:nice|great|good|safe|pleasant|wonderful) (?:day|trip|flight|journey)"
+    r"|enjoy your|safe travels|bon voyage|(?:i'm|i am) glad|glad i could|don't hesitate"
+    r"|can i help|may i help"
     r"|чем (?:ещё|еще) (?:могу|я могу) помочь|обращайтесь|рад(?:а)? помочь|хорошего дня"
     r"|если (?:у вас )?(?:остались|будут|возникнут) вопросы)\b",
     re.IGNORECASE,
@@ -85,6 +87,8 @@ def is_claim(text: str) -> bool:
         return False
     if _NON_CLAIM.search(stripped):
         return False
+    if not any(c.isalpha() for c in stripped):
+        return False  # a lone list number ("4.") or a bare figure says nothing by itself
     return len(words(stripped)) >= _MIN_WORDS or any(c.isdigit() for c in stripped)
 
 

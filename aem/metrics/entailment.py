@@ -369,11 +369,29 @@ def _without_values(claim: str, values: list[StatedValue]) -> str:
     return claim
 
 
+# A short lead-in label ("**Total Price:**", "First Leg:", "Departure:") and the markup
+# before it: its capitals are formatting, not names the context must hold.
+_LABEL = re.compile(r"^[\s*_#>•-]*(?:[^:\n]{1,40}:(?!\d)[\s*_]*)?")
+# Clock suffixes and calendar words: "07:00 PM", "May 20" state a time or a date, whose
+# value the value check compares.
+_NOT_NAMES = frozenset(
+    {"AM", "PM", *calendar.month_name[1:], *calendar.month_abbr[1:], *calendar.day_name}
+)
+
+
 def _missing_name(claim: str, grounding: Grounding) -> str | None:
+    """The first capitalised word (a name) of ``claim`` the context does not hold.
+
+    The claim's first word, a lead-in label and clock suffixes are capitalised by grammar
+    or layout, so they are no names."""
     text = grounding.values.text
     stems = content_stems(text)
-    for match in _NAME.finditer(claim):
+    label = _LABEL.match(claim)
+    body = claim[label.end() :] if label and len(words(label.group(0))) <= 4 else claim
+    for match in _NAME.finditer(body):
         name = match.group(0)
+        if name in _NOT_NAMES:
+            continue
         if name.lower() not in text and stem(name.lower()) not in stems:
             return name
     return None
