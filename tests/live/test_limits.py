@@ -144,6 +144,7 @@ def test_endless_traces_are_capped_per_client_and_readiness_says_saturated(serve
     assert metric(serve.http, "aem_sessions_cut_total") == cut
     assert httpx.get(f"{serve.http}/readyz").status_code == 200
     assert metric(serve.http, "aem_clients_at_session_cap") == 0
-    assert "weather-oi" in _verdict_sessions(serve)
+    wait_for(lambda: "weather-oi" in _verdict_sessions(serve), timeout=60,
+             what="the well-behaved client's verdicts")  # fmt: skip
     assert post(port, endless_span(os.urandom(16).hex()), "127.0.0.2")[0] == 200
     assert serve.stop() == 0
