@@ -431,10 +431,15 @@ def _reports_failure(claim: str, grounding: Grounding) -> bool:
 
 
 def _nearest(
-    claim: str, vector: np.ndarray, passages: Sequence[Passage], matrix: np.ndarray
+    claim: str,
+    vector: np.ndarray | None,
+    passages: Sequence[Passage],
+    matrix: np.ndarray | None,
 ) -> tuple[int, float, float]:
-    """The passage that best supports ``claim``: index, cosine, and stem overlap."""
-    cosines = matrix @ vector if len(passages) else np.zeros(0)
+    """The passage that best supports ``claim``: index, cosine (0 without embeddings), and
+    stem overlap."""
+    embedded = vector is not None and matrix is not None and len(passages)
+    cosines = matrix @ vector if embedded else np.zeros(len(passages))  # type: ignore[operator]
     stems = content_stems(claim)
     overlaps = np.array(
         [len(stems & content_stems(p.text)) / len(stems) if stems else 0.0 for p in passages]
@@ -456,26 +461,26 @@ def check_claims(
         return []
     if not passages:
         return [ClaimCheck(c, False, 0.0, None, "the context holds no passage") for c in claims]
+    # Records only: values and names are the whole check (see ``_check``), so the passage
+    # quoted is the one sharing most words. Embedding every ``key: value`` line of large
+    # tool results cost ~3 s per tau-bench session and decided nothing.
+    vectors: np.ndarray | None = None
+    matrix: np.ndarray | None = None
     if grounding.prose:
         vectors = comparator.embedder.encode([*claims, *(p.text for p in passages)])
         matrix = vectors[len(claims) :]
-    else:
-        # Records only: values and names are the whole check (see ``_check``), so the
-        # passage quoted is the one sharing most words. Embedding every ``key: value`` line
-        # of large tool results cost ~3 s per tau-bench session and decided nothing.
-        vectors = np.zeros((len(claims), 1), dtype=np.float32)
-        matrix = np.zeros((len(passages), 1), dtype=np.float32)
     checks = []
     for i, claim in enumerate(claims):
-        checks.append(_check(claim, vectors[i], grounding, matrix, comparator, thresholds))
+        vector = vectors[i] if vectors is not None else None
+        checks.append(_check(claim, vector, grounding, matrix, comparator, thresholds))
     return checks
 
 
 def _check(
     claim: str,
-    vector: np.ndarray,
+    vector: np.ndarray | None,
     grounding: Grounding,
-    matrix: np.ndarray,
+    matrix: np.ndarray | None,
     comparator: SemanticComparator,
     thresholds: Thresholds,
 ) -> ClaimCheck:
