@@ -31,7 +31,6 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
-from aem.model import SourceRef
 from aem.serve.intake import BadRequest, Busy, Intake, TooLarge
 from aem.serve.ops import ServeMetrics
 from aem.serve.settings import ServeSettings
@@ -134,9 +133,8 @@ class ExportHandler(grpc.GenericRpcHandler):
     ) -> trace_service_pb2.ExportTraceServiceResponse:
         origin = f"grpc:{context.peer()}"
         try:
-            spans, issues = self._intake.decode_protobuf(body, SourceRef(origin))
+            answer = self._intake.receive_protobuf(body, "grpc", origin)
             del body
-            answer = self._intake.accept(spans, issues, "grpc", origin)
         except TooLarge as exc:
             self._metrics.requests_rejected.labels("grpc", "too_large").inc()
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))

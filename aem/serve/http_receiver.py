@@ -280,14 +280,13 @@ class ReceiverHandler(BaseHTTPRequestHandler):
             intake = self.server.intake
             try:
                 if content_type == PROTOBUF:
-                    spans, issues = intake.decode_protobuf(body, SourceRef(origin))
-                else:
-                    try:
-                        document = orjson.loads(body)
-                    except orjson.JSONDecodeError as exc:
-                        raise BadRequest(f"body is not valid JSON: {exc}") from exc
-                    spans, issues = intake.decode_json(document, SourceRef(origin))
+                    return intake.receive_protobuf(body, "http", origin)
+                try:
+                    document = orjson.loads(body)
+                except orjson.JSONDecodeError as exc:
+                    raise BadRequest(f"body is not valid JSON: {exc}") from exc
                 del body
+                spans, issues = intake.decode_json(document, SourceRef(origin))
                 return intake.accept(spans, issues, "http", origin)
             except TooLarge as exc:
                 raise HttpError(413, str(exc)) from exc

@@ -10,7 +10,7 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -18,7 +18,7 @@ from aem.model import InputIssue, SourceRef, SpanRecord
 from aem.serve.budget import Budget, OverBudget, client_of
 from aem.serve.ops import ServeMetrics
 from aem.serve.queues import SpanQueue
-from aem.serve.spool import Spool, encode_span
+from aem.serve.spool import DeadRows, SpanRow, Spool, encode_span
 from collectors.otlp import DecodeError, decode_json_traces, decode_proto_request
 
 log = logging.getLogger("aem.serve.intake")
@@ -109,6 +109,60 @@ def screen(spans: list[SpanRecord], issues: list[InputIssue]) -> list[SpanRecord
     return good
 
 
+def parse_request(body: bytes) -> ExportTraceServiceRequest:
+    """The message (parsed by protobuf's own C parser), or :class:`BadRequest`."""
+    request = ExportTraceServiceRequest()
+    try:
+        request.ParseFromString(body)
+    except Exception as exc:  # protobuf raises DecodeError / RuntimeWarning-like types
+        raise BadRequest(f"body is not an OTLP ExportTraceServiceRequest protobuf: {exc}") from exc
+    return request
+
+
+def settle_raw_requests(spool: Spool) -> tuple[int, int]:
+    """Decode the raw requests spooled while evaluation was paused into span rows.
+
+    Each request is settled in one transaction (its spans in, its raw row out), so a
+    crash midway leaves every request either raw or settled, never both. Spans the
+    decoder or :func:`span_problem` refuses — and a whole request that no longer parses
+    — go to the dead-letter tables with the reasons; the rest of the request is kept.
+    Returns (requests settled, spans dead-lettered).
+    """
+    settled = dead_spans = 0
+    for seq, origin, spans, body in spool.raw_requests():
+        kept, dead = _decoded_rows(body, origin, spans)
+        if spool.settle_request(seq, kept, dead):
+            settled += 1
+            if dead is not None:
+                dead_spans += dead.spans
+                log.warning(
+                    "spooled request held spans that cannot be evaluated; dead-lettered",
+                    extra={"request": f"request:{seq}", "spans": dead.spans, "error": dead.error},
+                )
+    return settled, dead_spans
+
+
+def _decoded_rows(body: bytes, origin: str, spans: int) -> tuple[list[SpanRow], DeadRows | None]:
+    """A raw request's span rows to keep, and what to dead-letter (None: nothing)."""
+    try:
+        decoded, issues = decode_proto_request(parse_request(body), SourceRef(origin))
+    except Exception as exc:  # corrupted row, or a decoder bug: keep the bytes, say why
+        return [], DeadRows([("", "", body)], spans, f"{type(exc).__name__}: {exc}")
+    undecodable = sum(i.spans_skipped for i in issues)
+    good = screen(decoded, issues)
+    kept = [(s.trace_id, s.span_id, encode_span(s)) for s in good]
+    answer = summarize(issues)
+    if not answer.rejected_spans:
+        return kept, None
+    chosen = {id(s) for s in good}
+    rows = [
+        (str(s.trace_id), str(s.span_id), encode_span(s)) for s in decoded if id(s) not in chosen
+    ]
+    if undecodable:  # spans the decoder could not even build: only the request holds them
+        rows.append(("", "", body))
+    return kept, DeadRows(rows, answer.rejected_spans, answer.error_message)
+
+
 @dataclass(frozen=True, slots=True)
 class Accepted:
     rejected_spans: int
@@ -155,14 +209,47 @@ class Intake:
     def decode_protobuf(
         self, body: bytes, origin: SourceRef
     ) -> tuple[list[SpanRecord], list[InputIssue]]:
-        request = ExportTraceServiceRequest()
+        return decode_proto_request(parse_request(body), origin)
+
+    def receive_protobuf(self, body: bytes, transport: str, origin: str) -> Accepted:
+        """A protobuf request (gRPC, or HTTP after inflating): decoded and accepted, or —
+        evaluation paused — spooled as it came (see :meth:`spool_raw`)."""
+        if self._spool_only:
+            return self.spool_raw(body, transport, origin)
+        spans, issues = self.decode_protobuf(body, SourceRef(origin))
+        del body
+        return self.accept(spans, issues, transport, origin)
+
+    def spool_raw(self, body: bytes, transport: str, origin: str) -> Accepted:
+        """Evaluation paused: spool the request's bytes and acknowledge, decoding no span.
+
+        Why: decoding every span into Python objects was most of the receiver's CPU, and
+        with evaluation paused nothing needs them until the next start. What stays at the
+        door: the message must parse as an ``ExportTraceServiceRequest`` (upb, in C) —
+        garbage is still INVALID_ARGUMENT / 400 — and its serialized size, which is its
+        decoded size on the wire's terms, must fit ``max_request_decoded_bytes``. Spans
+        the decoder refuses later (an all-zero id, say) cannot be named in
+        ``partial_success`` any more: they go to the dead-letter tables at the next start
+        (:func:`settle_raw_requests`), the rest of their request is evaluated.
+        """
+        self._check_open(transport, 0)
+        request = parse_request(body)
+        spans = sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans)
+        del request
+        if not spans:
+            return Accepted(0, "")
+        if len(body) > self._max_decoded:
+            self._refuse(transport, "too_large_decoded", spans)
+            raise TooLarge(
+                f"request decodes into {len(body):,} bytes of spans, above the limit of "
+                f"{self._max_decoded:,}; refused (send smaller batches)"
+            )
         try:
-            request.ParseFromString(body)
-        except Exception as exc:  # protobuf raises DecodeError / RuntimeWarning-like types
-            raise BadRequest(
-                f"body is not an OTLP ExportTraceServiceRequest protobuf: {exc}"
-            ) from exc
-        return decode_proto_request(request, origin)
+            self._spool.append_request(origin, spans, body)
+        except Exception as exc:
+            self._spool_failed(transport, spans, exc)
+        self._metrics.spans_received.labels(transport).inc(spans)
+        return Accepted(0, "")
 
     def decode_json(
         self, document: object, origin: SourceRef
@@ -229,9 +316,7 @@ class Intake:
     def _encode(self, spans: list[SpanRecord], transport: str) -> list[bytes]:
         """The spans' spool bytes (their lengths weigh them), unless shutting down or the
         request decodes into more than one request may."""
-        if self._closing.is_set():
-            self._refuse(transport, "shutting_down", len(spans))
-            raise Busy("server is shutting down", self._retry_after, unavailable=True)
+        self._check_open(transport, len(spans))
         encoded = [encode_span(s) for s in spans]
         size = sum(map(len, encoded))
         if size > self._max_decoded:
@@ -255,9 +340,18 @@ class Intake:
             self._spool.append(spans, encoded)
         except Exception as exc:
             undo()
-            self._refuse(transport, "spool_error", len(spans))
-            log.warning("spool write failed; request refused", extra={"error": str(exc)})
-            raise Busy(f"spool write failed: {exc}", self._retry_after, unavailable=True) from exc
+            self._spool_failed(transport, len(spans), exc)
+
+    def _check_open(self, transport: str, spans: int) -> None:
+        if self._closing.is_set():
+            self._refuse(transport, "shutting_down", spans)
+            raise Busy("server is shutting down", self._retry_after, unavailable=True)
+
+    def _spool_failed(self, transport: str, spans: int, exc: Exception) -> NoReturn:
+        """A spool write failed: push back (503), nothing is acknowledged."""
+        self._refuse(transport, "spool_error", spans)
+        log.warning("spool write failed; request refused", extra={"error": str(exc)})
+        raise Busy(f"spool write failed: {exc}", self._retry_after, unavailable=True) from exc
 
     def _refuse(self, transport: str, reason: str, spans: int) -> None:
         self._metrics.requests_rejected.labels(transport, reason).inc()

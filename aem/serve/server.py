@@ -20,7 +20,7 @@ import orjson
 from aem.cases import Case
 from aem.config import AemConfig, AssemblySettings
 from aem.serve.budget import Budget, BudgetLimits
-from aem.serve.intake import Intake
+from aem.serve.intake import Intake, settle_raw_requests
 from aem.serve.ops import ServeMetrics
 from aem.serve.pipeline import Evaluate, Pipeline, PipelineLimits
 from aem.serve.queues import SpanQueue
@@ -242,6 +242,12 @@ class LiveServer:
         if self.settings.spool_only:
             log.warning("spool_only: spans are spooled, not evaluated, until a start without it")
         else:
+            settled, dead = settle_raw_requests(self.spool)
+            if settled:
+                log.info(
+                    "decoded requests spooled while evaluation was paused",
+                    extra={"requests": settled, "spans_dead_lettered": dead},
+                )
             replayed = self.pipeline.replay()
             if replayed:
                 log.info(

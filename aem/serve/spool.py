@@ -7,6 +7,12 @@ serialise on fsync, so requests queue here and one transaction commits a whole g
 ``NORMAL`` survives a crashed process (the WAL is in the OS cache) but not a crashed
 machine — a setting, with that trade-off stated.
 
+With evaluation paused (``serve.spool_only``) a protobuf request is spooled as it came, one
+row of ``requests`` holding its serialized bytes: no span is decoded before the
+acknowledgement. The next start with evaluation on settles each such row in one
+transaction — its spans become rows of ``spans``, spans the decoder refuses go to the
+dead-letter tables under ``request:<seq>`` with the reasons — and replays as usual.
+
 A session's life in the file: its spans are rows of ``spans`` until it is evaluated; then
 one transaction deletes them, records the session and its traces as done, and enqueues
 its verdicts in the outbox. After a crash either all of that happened or none did, so a
@@ -31,6 +37,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +82,13 @@ CREATE TABLE IF NOT EXISTS dead_spans (
 );
 CREATE INDEX IF NOT EXISTS dead_spans_session ON dead_spans (session_id);
 CREATE TABLE IF NOT EXISTS spool_health (id INTEGER PRIMARY KEY, written_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS requests (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    received_at REAL NOT NULL,
+    origin TEXT NOT NULL,
+    spans INTEGER NOT NULL,
+    body BLOB NOT NULL
+);
 """
 
 PRUNE_BATCH = 500  # rows per prune transaction: the spool writer waits at most this long
@@ -111,6 +125,20 @@ def decode_span(data: bytes) -> SpanRecord:
     (by earlier versions), so an upgrade replays what was acknowledged before it."""
     value = pickle.loads(data)
     return span_from_tuple(value) if isinstance(value, tuple) else value
+
+
+SpanRow = tuple[str, str, bytes]  # trace_id, span_id, encode_span bytes
+
+
+@dataclass(frozen=True, slots=True)
+class DeadRows:
+    """What the decoder refused of one raw request: the rows kept for a human (the
+    refused spans, or the whole body as one row when it does not decode at all), how
+    many spans that is, and why."""
+
+    rows: list[SpanRow]
+    spans: int
+    error: str
 
 
 class Spool:
@@ -253,6 +281,66 @@ class Spool:
 
         self._submit(op).result()
 
+    def append_request(self, origin: str, spans: int, body: bytes) -> None:
+        """Write one raw protobuf request durably (evaluation paused); returns once it is
+        committed, in the same group commits as span rows. Decoded at the next start
+        with evaluation on (:meth:`settle_request`)."""
+        row = (time.time(), origin, spans, body)
+
+        def op(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO requests (received_at, origin, spans, body) VALUES (?, ?, ?, ?)", row
+            )
+
+        self._submit(op).result()
+
+    def raw_requests(self, chunk: int = 64) -> Iterator[tuple[int, str, int, bytes]]:
+        """``(seq, origin, spans, body)`` of every spooled raw request, oldest first.
+
+        Read on a separate connection, before the receivers start (as :meth:`replay`)."""
+        conn = sqlite3.connect(self.path)
+        try:
+            last = 0
+            while True:
+                rows = conn.execute(
+                    "SELECT seq, origin, spans, body FROM requests WHERE seq > ? "
+                    "ORDER BY seq LIMIT ?",
+                    (last, chunk),
+                ).fetchall()
+                if not rows:
+                    return
+                for row in rows:
+                    last = row[0]
+                    yield row
+        finally:
+            conn.close()
+
+    def settle_request(self, seq: int, kept: Sequence[SpanRow], dead: DeadRows | None) -> bool:
+        """Atomically replace raw request ``seq`` by its decoded span rows ``kept``; what
+        the decoder refused goes to the dead-letter tables as session ``request:<seq>``.
+
+        Returns False (and changes nothing) when the request was settled already.
+        """
+
+        def op(conn: sqlite3.Connection) -> bool:
+            if conn.execute("DELETE FROM requests WHERE seq = ?", (seq,)).rowcount == 0:
+                return False
+            conn.executemany("INSERT INTO spans (trace_id, span_id, data) VALUES (?, ?, ?)", kept)
+            if dead is not None:
+                name = f"request:{seq}"
+                conn.execute(
+                    "INSERT OR REPLACE INTO dead_letter VALUES (?, ?, ?, ?)",
+                    (name, time.time(), dead.spans, dead.error),
+                )
+                conn.executemany(
+                    "INSERT INTO dead_spans VALUES (?, ?, ?, ?)", [(name, *r) for r in dead.rows]
+                )
+            return True
+
+        settled = bool(self._submit(op).result())
+        self.dead_letters += settled and dead is not None
+        return settled
+
     def commit_session(
         self,
         session_id: str,
@@ -391,6 +479,7 @@ class Spool:
                     "outbox",
                     "dead_letter",
                     "dead_spans",
+                    "requests",
                 )
             }
 

@@ -52,8 +52,14 @@ def _done(spool: Path) -> int:
 
 
 def _spooled(spool: Path) -> int:
+    """Spans on disk: decoded rows, plus those of requests spooled raw while paused."""
     with sqlite3.connect(spool) as conn:
-        return int(conn.execute("SELECT count(*) FROM spans").fetchone()[0])
+        return int(
+            conn.execute(
+                "SELECT (SELECT count(*) FROM spans) "
+                "+ (SELECT coalesce(sum(spans), 0) FROM requests)"
+            ).fetchone()[0]
+        )
 
 
 def test_a_killed_worker_loses_nothing_and_verdicts_equal_audit(serve_factory) -> None:
