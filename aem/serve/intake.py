@@ -16,9 +16,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from aem.model import InputIssue, SourceRef, SpanRecord
 from aem.serve.budget import Budget, OverBudget, client_of
+from aem.serve.envelope import count_spans, parse_envelope
 from aem.serve.ops import ServeMetrics
 from aem.serve.queues import SpanQueue
-from aem.serve.spool import DeadRows, SpanRow, Spool, encode_span
+from aem.serve.spool import Spool, encode_span
 from collectors.otlp import DecodeError, decode_json_traces, decode_proto_request
 
 log = logging.getLogger("aem.serve.intake")
@@ -119,50 +120,6 @@ def parse_request(body: bytes) -> ExportTraceServiceRequest:
     return request
 
 
-def settle_raw_requests(spool: Spool) -> tuple[int, int]:
-    """Decode the raw requests spooled while evaluation was paused into span rows.
-
-    Each request is settled in one transaction (its spans in, its raw row out), so a
-    crash midway leaves every request either raw or settled, never both. Spans the
-    decoder or :func:`span_problem` refuses — and a whole request that no longer parses
-    — go to the dead-letter tables with the reasons; the rest of the request is kept.
-    Returns (requests settled, spans dead-lettered).
-    """
-    settled = dead_spans = 0
-    for seq, origin, spans, body in spool.raw_requests():
-        kept, dead = _decoded_rows(body, origin, spans)
-        if spool.settle_request(seq, kept, dead):
-            settled += 1
-            if dead is not None:
-                dead_spans += dead.spans
-                log.warning(
-                    "spooled request held spans that cannot be evaluated; dead-lettered",
-                    extra={"request": f"request:{seq}", "spans": dead.spans, "error": dead.error},
-                )
-    return settled, dead_spans
-
-
-def _decoded_rows(body: bytes, origin: str, spans: int) -> tuple[list[SpanRow], DeadRows | None]:
-    """A raw request's span rows to keep, and what to dead-letter (None: nothing)."""
-    try:
-        decoded, issues = decode_proto_request(parse_request(body), SourceRef(origin))
-    except Exception as exc:  # corrupted row, or a decoder bug: keep the bytes, say why
-        return [], DeadRows([("", "", body)], spans, f"{type(exc).__name__}: {exc}")
-    undecodable = sum(i.spans_skipped for i in issues)
-    good = screen(decoded, issues)
-    kept = [(s.trace_id, s.span_id, encode_span(s)) for s in good]
-    answer = summarize(issues)
-    if not answer.rejected_spans:
-        return kept, None
-    chosen = {id(s) for s in good}
-    rows = [
-        (str(s.trace_id), str(s.span_id), encode_span(s)) for s in decoded if id(s) not in chosen
-    ]
-    if undecodable:  # spans the decoder could not even build: only the request holds them
-        rows.append(("", "", body))
-    return kept, DeadRows(rows, answer.rejected_spans, answer.error_message)
-
-
 @dataclass(frozen=True, slots=True)
 class Accepted:
     rejected_spans: int
@@ -225,17 +182,21 @@ class Intake:
 
         Why: decoding every span into Python objects was most of the receiver's CPU, and
         with evaluation paused nothing needs them until the next start. What stays at the
-        door: the message must parse as an ``ExportTraceServiceRequest`` (upb, in C) —
-        garbage is still INVALID_ARGUMENT / 400 — and its serialized size, which is its
-        decoded size on the wire's terms, must fit ``max_request_decoded_bytes``. Spans
-        the decoder refuses later (an all-zero id, say) cannot be named in
+        door: the body must parse as the envelope of an ``ExportTraceServiceRequest``
+        (:mod:`aem.serve.envelope`, upb in C) — garbage is still INVALID_ARGUMENT / 400 —
+        and its serialized size must fit ``max_request_decoded_bytes``. Spans refused
+        later (an all-zero id, a span that is not a protobuf ``Span``) cannot be named in
         ``partial_success`` any more: they go to the dead-letter tables at the next start
-        (:func:`settle_raw_requests`), the rest of their request is evaluated.
+        (:func:`aem.serve.rawrequests.settle_raw_requests`), the rest of their request is
+        evaluated.
         """
         self._check_open(transport, 0)
-        request = parse_request(body)
-        spans = sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans)
-        del request
+        try:
+            spans = count_spans(parse_envelope(body))
+        except Exception as exc:
+            raise BadRequest(
+                f"body is not an OTLP ExportTraceServiceRequest protobuf: {exc}"
+            ) from exc
         if not spans:
             return Accepted(0, "")
         if len(body) > self._max_decoded:

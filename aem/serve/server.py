@@ -20,10 +20,11 @@ import orjson
 from aem.cases import Case
 from aem.config import AemConfig, AssemblySettings
 from aem.serve.budget import Budget, BudgetLimits
-from aem.serve.intake import Intake, settle_raw_requests
+from aem.serve.intake import Intake
 from aem.serve.ops import ServeMetrics
 from aem.serve.pipeline import Evaluate, Pipeline, PipelineLimits
 from aem.serve.queues import SpanQueue
+from aem.serve.rawrequests import settle_raw_requests
 from aem.serve.scorecards import scorecard_tracker
 from aem.serve.settings import ServeSettings
 from aem.serve.sinks.base import Sink

@@ -56,8 +56,11 @@ def _payloads(
 
 
 def _counted_payloads(
-    sessions: int, senders: int, spans_per_request: int, prefix: str
+    sessions: int, senders: int, spans_per_request: int, prefix: str, *, grouped: bool = False
 ) -> tuple[list[list[tuple[bytes, int]]], int]:
+    """As :func:`_payloads`; ``grouped``: each request shaped as an SDK exporter or a
+    Collector batch sends it (one ``resource_spans`` per resource, one ``scope_spans``
+    per scope), not one of each per merged sample line."""
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTraceServiceRequest,
     )
@@ -75,15 +78,32 @@ def _counted_payloads(
             merged.MergeFrom(part)
             n += sum(len(ss.spans) for rs in part.resource_spans for ss in rs.scope_spans)
             if n >= spans_per_request:
-                share.append((merged.SerializeToString(), n))
+                share.append((_encoded(merged, grouped), n))
                 total_spans += n
                 merged, n = ExportTraceServiceRequest(), 0
         pending[i % senders] = (merged, n)
     for share, (merged, n) in zip(shares, pending, strict=True):
         if n:
-            share.append((merged.SerializeToString(), n))
+            share.append((_encoded(merged, grouped), n))
             total_spans += n
     return shares, total_spans
+
+
+def _encoded(request: Any, grouped: bool) -> bytes:
+    if not grouped:
+        return bytes(request.SerializeToString())
+    out = type(request)()
+    groups: dict[tuple[bytes, bytes], Any] = {}
+    for rs in request.resource_spans:
+        for ss in rs.scope_spans:
+            key = (rs.resource.SerializeToString(), ss.scope.SerializeToString())
+            if key not in groups:
+                into = next(
+                    (r for r in out.resource_spans if r.resource == rs.resource), None
+                ) or out.resource_spans.add(resource=rs.resource, schema_url=rs.schema_url)
+                groups[key] = into.scope_spans.add(scope=ss.scope, schema_url=ss.schema_url)
+            groups[key].spans.extend(ss.spans)
+    return bytes(out.SerializeToString())
 
 
 def _peak_rss_mb(pid: int) -> float:
@@ -131,6 +151,17 @@ def _query(spool: Path, sql: str) -> tuple[int, int]:
     with sqlite3.connect(spool, timeout=30) as conn:
         row = conn.execute(sql).fetchone()
     return int(row[0]), int(row[1] or 0)
+
+
+def _spooled(spool: Path) -> int:
+    """Spans waiting in the spool: decoded rows, plus those of requests spooled as they
+    came while evaluation was paused (a server before that has no ``requests`` table)."""
+    spans = _query(spool, "SELECT count(*), 0 FROM spans")[0]
+    with sqlite3.connect(spool, timeout=30) as conn:
+        has_raw = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'requests'"
+        ).fetchone()
+    return spans + (_query(spool, "SELECT sum(spans), 0 FROM requests")[0] if has_raw else 0)
 
 
 def _evaluated(spool: Path) -> tuple[int, int]:
@@ -280,7 +311,7 @@ def run_once(
         rss = _peak_rss_mb(serve.pid)
         pool_rss = sum(mb for p, (mb, _) in _family(serve.pid).items() if p != serve.pid)
         cpu_end = _cpu_seconds(serve.pid)
-        spooled = _query(work / "spool.sqlite", "SELECT count(*), 0 FROM spans")[0]
+        spooled = _spooled(work / "spool.sqlite")
         sessions_done, spans_done = _evaluated(work / "spool.sqlite")
     finally:
         serve.send_signal(signal.SIGTERM)
@@ -340,6 +371,11 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--rate", type=float, default=0, help="target spans/s (0: max)")
     parser.add_argument("--transport", choices=["grpc", "http"], default="grpc")
     parser.add_argument("--spans-per-request", type=int, default=64)
+    parser.add_argument(
+        "--grouped",
+        action="store_true",
+        help="requests grouped by resource and scope, as SDK exporters send them",
+    )
     parser.add_argument("--idle", type=float, default=1.0, help="session idle seconds")
     parser.add_argument("--synchronous", choices=["FULL", "NORMAL"], default="FULL")
     parser.add_argument("--pause-evaluation", action="store_true", help="serve.spool_only")
@@ -354,7 +390,7 @@ def _arguments() -> argparse.Namespace:
 def main() -> int:
     args = _arguments()
     shares, total_spans = _counted_payloads(
-        args.sessions, args.senders, args.spans_per_request, "bench"
+        args.sessions, args.senders, args.spans_per_request, "bench", grouped=args.grouped
     )
     roots = {"current": ROOT}
     if args.baseline:

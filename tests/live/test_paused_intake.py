@@ -10,6 +10,7 @@ from pathlib import Path
 import grpc
 import httpx
 import pytest
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
     OTLPSpanExporter as HttpSpanExporter,
@@ -31,6 +32,7 @@ pytestmark = pytest.mark.slow
 
 GRPC_FILE = SAMPLES / "weather_openinference.otlp.jsonl"  # session "weather-oi"
 HTTP_FILE = SAMPLES / "weather_genai.otlp.jsonl"
+CRAFTED_FILE = SAMPLES / "weather_openllmetry.otlp.jsonl"
 EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 
 
@@ -57,6 +59,17 @@ def _one_batch_with_a_poisoned_span(path: Path) -> list:
     return [*batch, poisoned]
 
 
+def _with_a_span_that_is_not_protobuf(path: Path) -> tuple[bytes, int]:
+    """The SDK's encoding of ``path``'s spans as one request, plus bytes in the place of
+    a span that are no protobuf ``Span`` (the envelope around them is sound)."""
+    from aem.serve.envelope import Envelope
+
+    spans = [span for line in read_lines([str(path)]) for span in line]
+    envelope = Envelope.FromString(encode_spans(spans).SerializeToString())
+    envelope.resource_spans[0].scope_spans[0].spans.append(b"\xff\xff\xff")
+    return envelope.SerializeToString(), len(spans) + 1
+
+
 def test_paused_requests_are_spooled_raw_and_bad_spans_dead_lettered_later(
     serve_factory,
 ) -> None:
@@ -69,9 +82,12 @@ def test_paused_requests_are_spooled_raw_and_bad_spans_dead_lettered_later(
     http_batch = [span for line in read_lines([str(HTTP_FILE)]) for span in line]
     assert http.export(http_batch) is SpanExportResult.SUCCESS
     http.shutdown()
-    # Garbage is still refused at the door, on both transports.
-    with grpc.insecure_channel(paused.grpc) as channel, pytest.raises(grpc.RpcError) as garbage:
-        channel.unary_unary(EXPORT)(b"\xff\x00garbage", timeout=10)
+    crafted, crafted_spans = _with_a_span_that_is_not_protobuf(CRAFTED_FILE)
+    with grpc.insecure_channel(paused.grpc) as channel:
+        channel.unary_unary(EXPORT)(crafted, timeout=10)
+        # Garbage is still refused at the door, on both transports.
+        with pytest.raises(grpc.RpcError) as garbage:
+            channel.unary_unary(EXPORT)(b"\xff\x00garbage", timeout=10)
     assert garbage.value.code() is grpc.StatusCode.INVALID_ARGUMENT
     bad = httpx.post(
         f"{paused.http}/v1/traces",
@@ -81,25 +97,27 @@ def test_paused_requests_are_spooled_raw_and_bad_spans_dead_lettered_later(
     assert bad.status_code == 400
     # Acknowledged means on disk, as the requests came: no span decoded yet.
     assert _rows(paused.spool, "SELECT count(*), sum(spans) FROM requests") == [
-        (2, len(batch) + len(http_batch))
+        (3, len(batch) + len(http_batch) + crafted_spans)
     ]
     assert _rows(paused.spool, "SELECT count(*) FROM spans") == [(0,)]
     assert paused.stop() == 0
 
     again = serve_factory("again", "--cases", str(CASES), reuse_spool=paused.spool)
-    expected = expected_verdicts([GRPC_FILE, HTTP_FILE])
+    expected = expected_verdicts([GRPC_FILE, HTTP_FILE, CRAFTED_FILE])
     wait_for(lambda: len(again.verdicts()) >= len(expected), timeout=300, what="verdicts")
-    assert metric(again.http, "aem_dead_letter_sessions") == 1
+    assert metric(again.http, "aem_dead_letter_sessions") == 2
     assert again.stop() == 0
-    # The rest of the poisoned batch was evaluated exactly as `aem audit` evaluates it.
+    # The rest of each poisoned request was evaluated exactly as `aem audit` evaluates it.
     assert_same_verdicts(delivered_verdicts(again.verdicts()), expected)
-    [(name, spans, error)] = _rows(again.spool, "SELECT session_id, spans, error FROM dead_letter")
-    assert name.startswith("request:") and spans == 1
-    assert "span_id" in error and "zeros" in error, error
-    # The refused span cannot be rebuilt from the decoder's output: the request is kept.
-    [(trace_id, span_id, size)] = _rows(
-        again.spool, "SELECT trace_id, span_id, length(data) FROM dead_spans"
-    )
-    assert (trace_id, span_id) == ("", "") and size > 0
+    dead = _rows(again.spool, "SELECT session_id, spans, error FROM dead_letter ORDER BY 1")
+    assert [(name.split(":")[0], spans) for name, spans, _ in dead] == [("request", 1)] * 2
+    zero_id, not_protobuf = dead[0][2], dead[1][2]  # in arrival order
+    assert "span_id" in zero_id and "zeros" in zero_id, zero_id
+    assert "not an OTLP Span" in not_protobuf, not_protobuf
+    # Neither refused span can be rebuilt from the decoder's output: their bytes are kept
+    # (the request holding the all-zero id, the three bytes that are not a span).
+    kept = _rows(again.spool, "SELECT trace_id, span_id, data FROM dead_spans ORDER BY 1, 3")
+    assert [(t, s) for t, s, _ in kept] == [("", "")] * 2
+    assert b"\xff\xff\xff" in [data for _, _, data in kept]
     assert _rows(again.spool, "SELECT count(*) FROM requests") == [(0,)]
     assert _rows(again.spool, "SELECT count(*) FROM spans") == [(0,)]
