@@ -170,6 +170,9 @@ _IN_TEXT = [
 ]
 # Every form above names a year 19xx/20xx: one search rules out most non-dates at once.
 _HAS_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+# What every match of an _IN_TEXT form contains (a 19xx/20xx year, or the instant's
+# four-digit year and dash): a text without it holds no date, found in one scan, not 14.
+_MAY_HOLD_DATE = re.compile(r"(?:19|20)\d\d|\d{4}-")
 _YEAR = re.compile(r"^\s*(?:FY\s?)?((?:19|20)\d\d)\s*$", re.IGNORECASE)
 _RANGE = re.compile(
     r"^\s*(?:from\s+|between\s+)?(.+?)\s*(\.\.|\s(?:to|until|through|and|[-–—])\s|/|–|—)\s*(.+?)\s*$",
@@ -265,6 +268,8 @@ def find_dates(text: str, *, day_first: bool = False) -> list[tuple[DateSpan, in
     >>> [(d.describe(), s) for d, s, _ in find_dates("refunds for March 2025, not 2026-03")]
     [('2025-03-01..2025-03-31', 12), ('2026-03-01..2026-03-31', 28)]
     """
+    if not _MAY_HOLD_DATE.search(text):
+        return []
     candidates: list[tuple[int, int, DateSpan]] = []
     for pattern, build in _IN_TEXT:
         for m in pattern.finditer(text):

@@ -72,6 +72,17 @@ def is_distinctive(value: StatedValue) -> bool:
     return value.unit is not None or abs(number) >= 100 or not number.is_integer()
 
 
+def _said_verbatim(digits: str, text: str) -> bool:
+    """``re.search(digits + r"(?!\\d)", text)`` without compiling a pattern per number."""
+    at = text.find(digits)
+    while at != -1:
+        end = at + len(digits)
+        if end == len(text) or not text[end].isdecimal():  # what \d matches
+            return True
+        at = text.find(digits, at + 1)
+    return False
+
+
 def near_any(numbers: list[float], number: float, settings: CompareSettings) -> bool:
     """Whether sorted ``numbers`` holds ``number`` within the configured tolerance."""
     tolerance = max(settings.number_abs_tol, settings.number_rel_tol * abs(number))
@@ -183,9 +194,7 @@ class SeenValues:
         # A long digit run said verbatim inside an id (``certificate_7504069``), or as the
         # end of one ("the card ending in 3957" for ``credit_card_8003957``).
         digits = "".join(_DIGITS.findall(raw))
-        return len(digits) >= _VERBATIM_DIGITS and (
-            re.search(rf"{digits}(?!\d)", self.text) is not None
-        )
+        return len(digits) >= _VERBATIM_DIGITS and _said_verbatim(digits, self.text)
 
     def states(self, value: StatedValue, settings: CompareSettings) -> bool:
         """The value itself was said (no derivation, no slack): for coverage checks."""
