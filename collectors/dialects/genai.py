@@ -106,9 +106,19 @@ def _input_text(raw_input: Any) -> str:
     means the history went unrecorded, not that there was none: it is read as not
     captured, and the member's turn continues the previous one of its agent context.
     """
-    if parse_jsonish(raw_input) == []:
+    if not _opens_a_message(raw_input) and parse_jsonish(raw_input) == []:
         return ""
     return raw_input if isinstance(raw_input, str) else (as_text(raw_input) or "")
+
+
+def _opens_a_message(raw_input: Any) -> bool:
+    """A list text whose first element opens (``[{`` or ``["``): it parses to a non-empty
+    list or not at all, never to ``[]`` — known without parsing the whole input (each
+    model input of a long session is kilobytes)."""
+    if not isinstance(raw_input, str):
+        return False
+    text = raw_input.lstrip()
+    return text[:1] == "[" and text[1:].lstrip(" \t\n\r")[:1] in ("{", '"')
 
 
 def _tool_run(span: SpanRecord) -> ToolRun:
