@@ -30,6 +30,8 @@ def rag_session(
     question: str = "How long do I have to return an item?",
     tool_result: str | None = None,
     session_id: str = "s1",
+    tool_name: str = "lookup",
+    tool_error: str | None = None,
 ) -> ModelSession:
     """question → retrieval (``documents``) or tool call (``tool_result``) → answer."""
     turns: list[Turn] = []
@@ -46,13 +48,15 @@ def rag_session(
             )
         )
     if tool_result is not None:
-        call = ToolCall(name="lookup", arguments={}, has_result=True, result_raw=tool_result)
+        call = ToolCall(
+            name=tool_name, arguments={}, has_result=True, result_raw=tool_result, error=tool_error
+        )
         turns.append(
             Turn(
                 turn_id=f"t{len(turns) + 1}",
                 index=len(turns) + 1,
                 kind=TurnKind.TOOL_CALL,
-                name="lookup",
+                name=tool_name,
                 span_ids=["a2"],
                 trace_id="tr",
                 tool_call=call,

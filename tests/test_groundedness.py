@@ -4,6 +4,8 @@ the embedded default's accuracy on the labelled bench."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from aem.metrics.citations import Source, find_citations, resolve, strip_citations
@@ -168,3 +170,107 @@ def test_layout_and_pleasantries_are_no_claims_or_names() -> None:
     )
     (failed,) = results(evaluate(named, [Groundedness()], {"type": "happy"}), "groundedness")
     assert failed.outcome is Outcome.FAIL and "'Atlanta'" in failed.explanation
+
+
+FLIGHT = (
+    '{"flights": [{"flight_number": "HAT290", "origin": "DEN", "destination": "ORD",'
+    ' "date": "2024-05-26", "scheduled_arrival_time_est": "20:30:00", "price": 150},'
+    ' {"flight_number": "HAT291", "origin": "ORD", "destination": "DEN", "price": 155}]}'
+)
+
+
+@pytest.mark.parametrize(
+    ("answer", "outcome", "says"),
+    [
+        ("HAT290 lands at 08:30 PM on May 26.", Outcome.PASS, ""),
+        ("HAT290 lands at 09:30 PM on May 26.", Outcome.FAIL, "'09:30 PM'"),
+        ("HAT290 lands at 08:30 PM on May 27.", Outcome.FAIL, "'May 27'"),
+        ("HAT290 flies from Denver (DEN) to Chicago (ORD).", Outcome.PASS, ""),
+        ("HAT290 flies from Denver to Chicago.", Outcome.FAIL, "'Denver'"),
+        ("The total for both flights is $305.", Outcome.PASS, ""),
+        ("The fare of HAT290 is $305.", Outcome.FAIL, "'$305'"),
+        ("**Option 1:**\n- **Return Flights:**\nHAT290 costs $150.", Outcome.PASS, ""),
+    ],
+)
+def test_records_checked_by_time_day_gloss_and_aggregate(
+    answer: str, outcome: Outcome, says: str
+) -> None:
+    """Seen on tau-bench: clock times and yearless days were read as bare numbers, a
+    city spelled out beside its airport code was an unknown name, a stated total of
+    fares was unsupported, and a bold lead-in ("**Option 1:**") was a claim."""
+    session = rag_session(answer, tool_result=FLIGHT, question="When does my flight land?")
+    (found,) = results(evaluate(session, [Groundedness()], {"type": "happy"}), "groundedness")
+    assert found.outcome is outcome, found.explanation
+    assert says in found.explanation
+
+
+@pytest.mark.parametrize(
+    ("result", "prose"),
+    [("897.0", False), ("Transfer successful", False), ("OK", False), ("Sunny, 22C", True)],
+)
+def test_numbers_and_acknowledgements_are_records_not_prose(result: str, prose: bool) -> None:
+    """A calculator's number or "Transfer successful" has no sentence to paraphrase, so
+    after one the answer's wording is not held to an embedding match; a short result
+    that says something ("Sunny, 22C") still is."""
+    answer = "A human agent will now review the refund with you."
+    session = rag_session(answer, tool_result=result, question="Please transfer me.")
+    (found,) = results(evaluate(session, [Groundedness()], {"type": "happy"}), "groundedness")
+    if prose:
+        assert found.outcome is Outcome.FAIL and "no passage says it" in found.explanation
+    else:
+        assert found.outcome is Outcome.PASS, found.explanation
+        assert "records only" in found.explanation
+
+
+def test_what_the_user_said_later_in_the_chat_is_context() -> None:
+    """Seen on tau-bench: "your budget of $1,000" failed because the user gave the
+    budget in a later message, which only the answer's own model input holds."""
+    answer = "The upgrade costs $1,023, which is above your budget of $1,000."
+    session = rag_session(answer, tool_result='{"upgrade_price": 1023}', question="Upgrade me.")
+    (found,) = results(evaluate(session, [Groundedness()], {"type": "happy"}), "groundedness")
+    assert found.outcome is Outcome.FAIL and "'$1,000'" in found.explanation
+    chat = [
+        {"role": "system", "content": "You are an airline agent."},
+        {"role": "user", "content": "Upgrade me."},
+        {"role": "user", "content": "I can spend up to 1000 dollars."},
+    ]
+    session.turns[-1].seen_inputs = [json.dumps(chat)]
+    (found,) = results(evaluate(session, [Groundedness()], {"type": "happy"}), "groundedness")
+    assert found.outcome is Outcome.PASS, found.explanation
+
+
+@pytest.mark.parametrize(
+    ("tool", "outcome"), [("send_certificate", Outcome.PASS), ("send_email", Outcome.FAIL)]
+)
+def test_a_done_action_is_reported_on_a_successful_call(tool: str, outcome: Outcome) -> None:
+    """Seen on tau-bench: "The certificate for $150 has been successfully issued" after
+    ``send_certificate`` answered "Certificate certificate_3221322 added to user … with
+    amount 150." shares too few words with it for an embedding match. A successful
+    call of that action supports the report; a successful call of another action does
+    not."""
+    result = "Certificate certificate_3221322 added to user ethan_martin_2396 with amount 150."
+    session = rag_session(
+        "The certificate for $150 has been successfully issued to your account.",
+        tool_result=result,
+        tool_name=tool,
+        question="Please compensate me for the delay.",
+    )
+    (found,) = results(evaluate(session, [Groundedness()], {"type": "happy"}), "groundedness")
+    assert found.outcome is outcome, found.explanation
+
+
+def test_an_aggregate_may_draw_on_the_answers_other_sentences() -> None:
+    """Seen on tau-bench: "$50 per passenger. Number of passengers: 3. Total
+    compensation: $150" — the total is 3 × $50, both stated a line above it."""
+    answer = (
+        "The compensation is $50 per passenger.\n"
+        "- Number of passengers: 3\n"
+        "- Total compensation: $150"
+    )
+    policy = '{"compensation_per_passenger": 50, "passengers": 3}'
+    session = rag_session(answer, tool_result=policy, question="What do I get?")
+    (found,) = results(evaluate(session, [Groundedness()], {"type": "happy"}), "groundedness")
+    assert found.outcome is Outcome.PASS, found.explanation
+    wrong = rag_session(answer.replace("$150", "$170"), tool_result=policy, question="What?")
+    (failed,) = results(evaluate(wrong, [Groundedness()], {"type": "happy"}), "groundedness")
+    assert failed.outcome is Outcome.FAIL and "'$170'" in failed.explanation

@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Literal
 
+from aem.compare.clock import find_days, find_times
 from aem.compare.dates import find_dates
 from aem.compare.ids import find_ids
 from aem.compare.numbers import find_numbers
 from aem.compare.settings import CompareSettings
 from aem.compare.textkinds import is_code_text, non_factual_regions
 
-StatedKind = Literal["number", "date", "period", "id"]
+StatedKind = Literal["number", "date", "period", "id", "time", "day"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,8 +27,9 @@ class StatedValue:
     """One value found in text.
 
     ``value`` is a float (number), ``(start, end)`` inclusive dates or instants
-    (date / period), or the canonical id string (id). ``unit`` is the canonical unit or
-    currency of a number, if stated.
+    (date / period), the canonical id string (id), or a key from :mod:`aem.compare.clock`
+    (``time:20:30`` for a time of day, ``day:05-26`` for a day named without its year).
+    ``unit`` is the canonical unit or currency of a number, if stated.
     """
 
     kind: StatedKind
@@ -39,7 +41,8 @@ class StatedValue:
 
 
 def extract_values(text: str, settings: CompareSettings | None = None) -> list[StatedValue]:
-    """Numbers (with unit/currency), dates/periods and ids in ``text``, in text order.
+    """Numbers (with unit/currency), dates/periods, times of day, days without a year
+    and ids in ``text``, in text order.
 
     Overlaps resolve to the longest reading at a position (``2026-03-01`` is a date, not
     three numbers; ``ORD-42`` is an id, not -42).
@@ -53,6 +56,14 @@ def extract_values(text: str, settings: CompareSettings | None = None) -> list[S
         kind: StatedKind = "period" if span.is_period else "date"
         found = StatedValue(kind, text[start:end], span.value, start, end)
         candidates.append((start, start - end, 0, found))
+    for key, start, end in find_times(text):
+        candidates.append(
+            (start, start - end, 0, StatedValue("time", text[start:end], key, start, end))
+        )
+    for key, start, end in find_days(text):
+        candidates.append(
+            (start, start - end, 0, StatedValue("day", text[start:end], key, start, end))
+        )
     for number, start, end in find_numbers(text, settings.ambiguous_comma):
         found = StatedValue("number", text[start:end], number.value, start, end, number.unit)
         candidates.append((start, start - end, 1, found))

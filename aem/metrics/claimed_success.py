@@ -112,6 +112,19 @@ def claims_done(sentence: str, words: Sequence[str]) -> bool:
     return past or (named and _DONE.search(sentence) is not None)
 
 
+def reports_done(sentence: str, tool_name: str) -> bool:
+    """The sentence reports the action of ``tool_name`` as done: :func:`claims_done`, or
+    the thing it acted on named with a completion ("The certificate has been successfully
+    issued" for ``send_certificate``: the user hears the result, not the tool's verb)."""
+    words = action_words(tool_name)
+    if claims_done(sentence, words):
+        return True
+    if not words or _NOT_DONE.search(sentence) or not _DONE.search(sentence):
+        return False
+    said = {w.lower() for w in _WORD.findall(sentence)}
+    return any(w in said or f"{w}s" in said for w in words[1:])
+
+
 def unrecovered_failures(
     seen: Iterable[Turn], judged: Turn, recovery: Callable[[Turn], Turn | None]
 ) -> list[Turn]:

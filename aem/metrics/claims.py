@@ -80,7 +80,7 @@ def is_claim(text: str) -> bool:
     """Whether a sentence states something checkable: not a question, a lead-in ("…:"),
     a greeting, an offer of help, a sign-off, the agent narrating its own steps or a
     request to the user, and not too short to say anything."""
-    stripped = text.strip()
+    stripped = text.strip().strip("*_#` ")  # "**Option 1:**" is markup round a lead-in
     if not stripped or stripped.endswith(("?", ":")):
         return False
     if _NARRATION.search(stripped):

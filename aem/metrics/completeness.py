@@ -55,7 +55,7 @@ _STOPWORDS = frozenset(
 )
 
 
-_KIND_TOKENS = frozenset({"number", "date", "period", "id"})
+_KIND_TOKENS = frozenset({"number", "date", "period", "id", "time", "day"})
 
 
 def _mask_values(text: str, settings: object) -> str:

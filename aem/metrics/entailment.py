@@ -25,7 +25,7 @@ from __future__ import annotations
 import calendar
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 
 import numpy as np
@@ -33,9 +33,10 @@ import numpy as np
 from aem.compare.core import SemanticComparator
 from aem.compare.extract import StatedValue, extract_claims
 from aem.compare.settings import CompareSettings
+from aem.metrics.claimed_success import reports_done
 from aem.metrics.claims import words
 from aem.metrics.grounding import Grounding, Passage
-from aem.metrics.support import SeenValues, day_range
+from aem.metrics.support import SeenValues, day_range, derive
 
 _STOP = frozenset(
     [
@@ -352,11 +353,50 @@ def _day_without_year(day: date, seen: SeenValues) -> bool:
     return any(re.search(form, seen.text) for form in forms)
 
 
+@dataclass(frozen=True)
+class Answer:
+    """The whole answer a claim comes from, and its stated values: an aggregate may
+    draw on the answer's other sentences ("The total is $329. … you will have $171
+    remaining" of a $500 certificate; "$50 per passenger … 3 passengers … total $150")."""
+
+    text: str
+    values: list[StatedValue]
+
+    @classmethod
+    def of(cls, text: str, settings: CompareSettings) -> Answer:
+        return cls(text, extract_claims(text, settings))
+
+
+def _derived(
+    value: StatedValue, claim: str, grounding: Grounding, settings: CompareSettings, answer: Answer
+) -> bool:
+    """Whether ``value`` (stated in ``claim``) is an aggregate of values of its kind, read
+    in the whole answer when the claim can be found in it."""
+    offset = answer.text.find(claim)
+    if offset < 0:
+        own = extract_claims(claim, settings)
+        return derive(value, claim, own, grounding.values, settings) is not None
+    moved = replace(value, start=value.start + offset, end=value.end + offset)
+    return derive(moved, answer.text, answer.values, grounding.values, settings) is not None
+
+
 def _missing_value(
-    values: list[StatedValue], grounding: Grounding, comparator: SemanticComparator, slack: int
+    claim: str,
+    values: list[StatedValue],
+    grounding: Grounding,
+    comparator: SemanticComparator,
+    slack: int,
+    answer: Answer | None = None,
 ) -> StatedValue | None:
+    """The first value of ``claim`` the context neither holds nor yields as an aggregate
+    the claim says it is ("the total is $305" over the fares of one result:
+    :func:`aem.metrics.support.derive`'s strict rule)."""
+    settings = comparator.settings
+    answer = answer or Answer(claim, values)
     for value in values:
-        if not value_supported(value, grounding, comparator.settings, slack):
+        if value_supported(value, grounding, settings, slack):
+            continue
+        if not _derived(value, claim, grounding, settings, answer):
             return value
     return None
 
@@ -379,13 +419,43 @@ _NOT_NAMES = frozenset(
 )
 
 
+# "Chicago (ORD)", "ORD (Chicago O'Hare)": a name and, in brackets, another name for it.
+_GLOSS = re.compile(
+    r"(?P<name>(?:[A-ZА-ЯЁ][\w'.&/-]*\s+){0,3}[A-ZА-ЯЁ][\w'.&/-]*)\s*\((?P<gloss>[^()\n]{1,40})\)"
+)
+
+
+def _held(phrase: str, text: str) -> bool:
+    """Whether every word of ``phrase`` is in the context ``text``."""
+    return all(w in text for w in words(phrase))
+
+
+def _without_glosses(claim: str, text: str) -> str:
+    """The claim with each bracketed gloss blanked when the other side of it is in the
+    context: the agent named the same thing twice, once as the context did ("Chicago
+    (ORD)" after a record with ``destination: ORD``), and the other name spells out the
+    first — world knowledge about the context's own term, not a new fact."""
+
+    def blank(match: re.Match[str]) -> str:
+        name, gloss = match.group("name"), match.group("gloss")
+        if _held(gloss, text):
+            return " " * len(name) + match.group(0)[len(name) :]
+        if _held(name, text):
+            return match.group(0)[: match.start("gloss") - match.start()] + " " * len(gloss) + ")"
+        return match.group(0)
+
+    return _GLOSS.sub(blank, claim)
+
+
 def _missing_name(claim: str, grounding: Grounding) -> str | None:
     """The first capitalised word (a name) of ``claim`` the context does not hold.
 
     The claim's first word, a lead-in label and clock suffixes are capitalised by grammar
-    or layout, so they are no names."""
+    or layout, so they are no names; a name glossing one the context holds is no new name
+    (:func:`_without_glosses`)."""
     text = grounding.values.text
     stems = content_stems(text)
+    claim = _without_glosses(claim, text)
     label = _LABEL.match(claim)
     body = claim[label.end() :] if label and len(words(label.group(0))) <= 4 else claim
     for match in _NAME.finditer(body):
@@ -454,8 +524,12 @@ def check_claims(
     grounding: Grounding,
     comparator: SemanticComparator,
     thresholds: Thresholds,
+    answer: str | None = None,
 ) -> list[ClaimCheck]:
-    """Each claim's verdict against ``grounding`` (one embedding batch for all texts)."""
+    """Each claim's verdict against ``grounding`` (one embedding batch for all texts);
+    ``answer``, the text the claims were split from, lets a stated aggregate draw on the
+    answer's other sentences."""
+    whole = Answer.of(answer, comparator.settings) if answer else None
     passages = grounding.passages
     if not claims:
         return []
@@ -472,7 +546,7 @@ def check_claims(
     checks = []
     for i, claim in enumerate(claims):
         vector = vectors[i] if vectors is not None else None
-        checks.append(_check(claim, vector, grounding, matrix, comparator, thresholds))
+        checks.append(_check(claim, vector, grounding, matrix, comparator, thresholds, whole))
     return checks
 
 
@@ -483,13 +557,16 @@ def _check(
     matrix: np.ndarray | None,
     comparator: SemanticComparator,
     thresholds: Thresholds,
+    answer: Answer | None = None,
 ) -> ClaimCheck:
     passages = grounding.passages
     best, cosine, overlap = _nearest(claim, vector, passages, matrix)
     passage = passages[best]
     score = max(cosine, overlap)
     values = extract_claims(claim, comparator.settings)
-    missing = _missing_value(values, grounding, comparator, thresholds.date_slack_days)
+    missing = _missing_value(
+        claim, values, grounding, comparator, thresholds.date_slack_days, answer
+    )
     if missing is not None:
         closest = grounding.values.closest(missing)
         near = f" (closest: {closest!r})" if closest else ""
@@ -500,7 +577,9 @@ def _check(
         return ClaimCheck(
             claim, False, score, passage, f"names {name!r}, which the context does not"
         )
-    if _reports_failure(claim, grounding):
+    if _reports_failure(claim, grounding) or any(
+        reports_done(claim, name) for name in grounding.succeeded
+    ):
         return ClaimCheck(claim, True, score, passage, "")
     if not grounding.prose:  # records only: their values and names were the check
         return ClaimCheck(claim, True, score, passage, "")

@@ -149,7 +149,9 @@ class Groundedness(BaseMetric[GroundednessSettings]):
             self.settings.overlap_threshold,
             self.settings.date_slack_days,
         )
-        checks = check_claims([c.text for c in claims], grounding, context.comparator, thresholds)
+        checks = check_claims(
+            [c.text for c in claims], grounding, context.comparator, thresholds, turn.text
+        )
         unsupported = [c for c in checks if not c.supported]
         score = 1 - len(unsupported) / len(checks)
         threshold = self.settings.similarity_threshold

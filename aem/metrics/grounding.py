@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +22,7 @@ import networkx as nx
 
 from aem.compare.settings import CompareSettings
 from aem.metrics.citations import Source
-from aem.metrics.claims import sentence_pieces
+from aem.metrics.claims import sentence_pieces, words
 from aem.metrics.support import SeenValues
 from aem.model import Session, ToolCall, Turn, TurnKind
 
@@ -30,6 +30,11 @@ _MAX_LEAVES = 400
 _MAX_PASSAGE_CHARS = 600
 # "question + sentence" passages are made for this many context sentences at most.
 _MAX_WITH_QUESTION = 200
+# A result of at most this many words holding one of these is an acknowledgement.
+_STATUS_WORDS = 3
+_STATUS = frozenset(
+    {"ok", "okay", "done", "success", "successful", "succeeded", "true", "false", "completed"}
+)
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,8 @@ class Grounding:
     prose: bool = False
     # Tool calls that failed, as "name(arguments) error text": an answer may report them.
     failures: list[str] = field(default_factory=list)
+    # Names of the calls that succeeded: an answer may report their actions as done.
+    succeeded: list[str] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -96,7 +103,10 @@ def _leaves(value: Any, path: str, out: list[str]) -> None:
 
 def result_passages(text: str) -> tuple[list[str], bool]:
     """A tool result as passages: JSON as ``key: value`` lines, else its sentences; and
-    whether they are prose (sentences), which the polarity and qualifier rules need."""
+    whether they are prose, which the polarity and qualifier rules need. A bare number
+    (``897.0``) or an acknowledgement (``Transfer successful``, ``OK``) is a record, not
+    prose: it has no sentence a claim could paraphrase ("Sunny, 22C" is prose: it says
+    what the weather is)."""
     stripped = text.strip()
     if stripped[:1] in ("{", "["):
         try:
@@ -107,7 +117,12 @@ def result_passages(text: str) -> tuple[list[str], bool]:
             lines: list[str] = []
             _leaves(parsed, "", lines)
             return [line[:_MAX_PASSAGE_CHARS] for line in lines], False
-    return sentences(text), True
+    pieces = sentences(text)
+    said = words(text)
+    status = len(said) <= _STATUS_WORDS and (
+        not any(c.isalpha() for c in text) or bool(_STATUS.intersection(said))
+    )
+    return pieces, bool(pieces) and not status
 
 
 def _with_neighbours(pieces: list[str]) -> list[str]:
@@ -122,11 +137,15 @@ def build_grounding(
     questions: Iterable[str],
     settings: CompareSettings,
     instructions: Iterable[str] = (),
+    failed: Collection[int] = (),
 ) -> Grounding:
     """A grounding from plain texts: ``(id, content)`` documents in the order the agent
     got them, ``(tool name, result)`` pairs, the user's messages, and the agent's
     instructions (passages and values, never citable: a rule stated there — "cancel within
-    24 hours" — is something the agent was given)."""
+    24 hours" — is something the agent was given). ``failed`` holds the 1-based numbers of
+    results that are a failed call's error: an error message is not prose an answer
+    paraphrases (a claim reporting it is checked by the failure rule of
+    :mod:`aem.metrics.entailment`)."""
     found = Grounding()
     texts: list[tuple[str, str]] = []
     for doc_id, content in documents:
@@ -144,7 +163,7 @@ def build_grounding(
         if found.documents == 0:  # with no documents, tool results are the citable sources
             found.sources.append(Source(number, None, label, result))
         pieces, prose = result_passages(result)
-        found.prose = found.prose or (prose and bool(result.strip()))
+        found.prose = found.prose or (prose and number not in failed)
         found.passages.extend(Passage(p, label, prose) for p in _with_neighbours(pieces))
         if name.endswith(")") and not name.endswith("()"):
             found.passages.extend(Passage(f"{name}: {p}", label, prose) for p in pieces)
@@ -204,12 +223,16 @@ def grounding_of(session: Session, turn: Turn, settings: CompareSettings) -> Gro
         for d in t.documents
         if d.content
     ]
-    results = [
-        (_call_label(t.tool_call), t.tool_call.result_raw or t.tool_call.error or "")
+    calls = [
+        t.tool_call
         for t in ancestors
         if t.tool_call is not None and (t.tool_call.has_result or t.tool_call.error)
     ]
-    found = build_grounding(documents, results, session.user_inputs, settings, system_texts(turn))
+    results = [(_call_label(c), c.result_raw or c.error or "") for c in calls]
+    failed = {number for number, call in enumerate(calls, start=1) if call.error}
+    questions = user_texts(session, turn)
+    found = build_grounding(documents, results, questions, settings, system_texts(turn), failed)
+    found.succeeded = [c.name for c in calls if not c.error]
     found.failures = [
         f"{_call_label(t.tool_call)} {t.tool_call.error}"
         for t in ancestors
@@ -230,9 +253,9 @@ def _message_text(message: dict[str, Any]) -> str:
     return "\n".join(t for t in texts if isinstance(t, str))
 
 
-def system_texts(turn: Turn) -> list[str]:
-    """The system messages of the turn's model input (its instructions, a policy it must
-    follow), read from the JSON message list the input was recorded as."""
+def _input_texts(turn: Turn, roles: tuple[str, ...]) -> list[str]:
+    """The texts of the turn's model-input messages with one of ``roles``, read from the
+    JSON message list the input was recorded as, in order, without repeats."""
     found: list[str] = []
     for text in turn.seen_inputs:
         if not text.lstrip().startswith("["):
@@ -242,9 +265,22 @@ def system_texts(turn: Turn) -> list[str]:
         except ValueError:
             continue
         for message in messages if isinstance(messages, list) else []:
-            if isinstance(message, dict) and message.get("role") in ("system", "developer"):
+            if isinstance(message, dict) and message.get("role") in roles:
                 found.append(_message_text(message))
     return [t for t in dict.fromkeys(found) if t]
+
+
+def system_texts(turn: Turn) -> list[str]:
+    """The system messages of the turn's model input (its instructions, a policy it must
+    follow)."""
+    return _input_texts(turn, ("system", "developer"))
+
+
+def user_texts(session: Session, turn: Turn) -> list[str]:
+    """What the user had said by this turn: the session's user inputs and the user
+    messages of the turn's model input (in a long chat, a budget or a date the user gave
+    three messages ago sits only there)."""
+    return list(dict.fromkeys([*session.user_inputs, *_input_texts(turn, ("user",))]))
 
 
 def session_gathered(session: Session) -> bool:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, fields
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from aem.compare.clock import keys_of_instant
 from aem.compare.extract import StatedValue, extract_values
 from aem.compare.numbers import parse_number
 from aem.compare.settings import CompareSettings
@@ -66,7 +67,7 @@ def is_distinctive(value: StatedValue) -> bool:
     """Worth checking: small bare integers (counts, list numbering, clock hours) are not."""
     if value.kind == "id":
         return not _COUNT_WORD.match(value.raw.strip())
-    if value.kind in ("date", "period"):
+    if value.kind in ("date", "period", "time", "day"):
         return True
     number = float(value.value)  # type: ignore[arg-type]
     return value.unit is not None or abs(number) >= 100 or not number.is_integer()
@@ -148,6 +149,8 @@ class SeenValues:
             elif value.kind in ("date", "period"):
                 first, last = day_range(value)
                 self.dates.append((first, last, value.raw))
+                for key in keys_of_instant(*value.value):  # type: ignore[misc]
+                    self.ids.setdefault(key, value.raw)  # its day and time, said alone
             else:
                 self.ids.setdefault(str(value.value), value.raw)
                 runs = _DIGITS.findall(value.raw)
@@ -213,7 +216,7 @@ class SeenValues:
         if value.kind in ("date", "period") and self.dates:
             start = day_range(value)[0]
             return min(self.dates, key=lambda d: abs((d[0] - start).days))[2]
-        if value.kind == "id" and self.ids:
+        if value.kind in ("id", "time", "day") and self.ids:
             close = difflib.get_close_matches(value.raw, list(self.ids.values()), n=1, cutoff=0)
             return close[0] if close else None
         return None
@@ -344,12 +347,13 @@ _AMOUNT_KEY = re.compile(
 _COUNT_KEY = re.compile(r"count|number|num|qty|quantity|seats|baggage|bags|passengers|nights")
 _CURRENCIES = frozenset({"USD", "EUR", "GBP", "JPY", "RUB", "INR", "CHF", "CNY", "CAD", "AUD"})
 # A count multiplies or divides only where the turn says what it counts.
-_COUNTED = re.compile(
-    r"^\s*(?:passengers?|people|persons?|travell?ers?|adults?|children|guests?|bags?|"
-    r"suitcases?|nights?|tickets?|seats?|items?|units?|rooms?|days?|months?|years?|hours?)\b"
-    r"|^\s*[x×*]|[x×*]\s*$",
-    re.IGNORECASE,
+_COUNTED_NOUNS = (
+    r"(?:passengers?|people|persons?|travell?ers?|adults?|children|guests?|bags?|"
+    r"suitcases?|nights?|tickets?|seats?|items?|units?|rooms?|days?|months?|years?|hours?)"
 )
+_COUNTED = re.compile(rf"^\s*{_COUNTED_NOUNS}\b|^\s*[x×*]|[x×*]\s*$", re.IGNORECASE)
+# The count as a labelled field: "Number of passengers: 3", "Nights: 2".
+_COUNT_LABEL = re.compile(rf"\b{_COUNTED_NOUNS}\s*:\s*\**\s*$", re.IGNORECASE)
 _MAX_COUNT = 20
 _OWN = "its own text"
 
@@ -525,12 +529,15 @@ def _pair(
 
 
 def _counts(text: str, own: list[StatedValue]) -> set[int]:
-    """Counts the turn states with what they count ("3 passengers", "× 2")."""
+    """Counts the turn states with what they count ("3 passengers", "× 2",
+    "Number of passengers: 3")."""
     counts = set()
     for value in own:
         number = float(value.value)  # type: ignore[arg-type]
-        counted = _COUNTED.search(text[value.end : value.end + 16]) or _COUNTED.search(
-            text[max(0, value.start - 3) : value.start]
+        counted = (
+            _COUNTED.search(text[value.end : value.end + 16])
+            or _COUNTED.search(text[max(0, value.start - 3) : value.start])
+            or _COUNT_LABEL.search(text[max(0, value.start - 32) : value.start])
         )
         if number.is_integer() and 2 <= number <= _MAX_COUNT and counted:
             counts.add(int(number))

@@ -49,3 +49,21 @@ def test_european_numbers_and_quarters() -> None:
 
 def test_ordinals_and_plain_words_are_not_ids() -> None:
     assert extract_values("the 1st flight is fine") == []
+
+
+def test_times_of_day_and_days_without_a_year_are_values_of_their_own() -> None:
+    """Seen on tau-bench answers: "08:30 PM" was read as the number 8 and "May 26" as
+    26, neither of which any record holds (``20:30:00``, ``2024-05-26``)."""
+    text = "Departs 08:30 PM (20:30:00), lands 12:05 a.m.; on May 26, not May 26, 2024 or 3:1"
+    values = extract_values(text)
+    assert [(v.kind, v.value) for v in values] == [
+        ("time", "time:20:30"),
+        ("time", "time:20:30"),
+        ("time", "time:00:05"),
+        ("day", "day:05-26"),
+        ("date", (date(2024, 5, 26), date(2024, 5, 26))),
+        ("number", 3.0),
+    ]
+    assert [v.value for v in extract_values("26th of May, 26 мая")] == ["day:05-26"] * 2
+    # "may" the verb and an impossible day are no days
+    assert {v.kind for v in extract_values("you may 5 times; Feb 30")} == {"number"}

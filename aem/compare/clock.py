@@ -1,0 +1,117 @@
+"""Times of day and days named without a year, as canonical keys.
+
+Why: "Arrival: 08:30 PM" read as numbers states an ``8`` that no flight record holds
+(``scheduled_arrival_time_est: 20:30:00``), and "SEA to JFK on May 26" states a ``26``
+that no ``2024-05-26`` holds. Read as what they are, a time of day and a day of the
+year, both compare exactly: ``time:20:30`` and ``day:05-26``, whatever the clock format
+or month spelling. A day named without its year is only ever compared by month and day.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import date, datetime
+
+_CLOCK = re.compile(
+    r"(?<![\d:.])(?P<h>[01]?\d|2[0-3]):(?P<m>[0-5]\d)(?::(?P<s>[0-5]\d)(?:\.\d+)?)?(?![\d:])"
+    r"(?:\s?(?P<half>[ap]\.?\s?m\.?)(?![a-z]))?",
+    re.IGNORECASE,
+)
+# English month names are capitalised in prose ("May 26"); "may" alone is a verb.
+_MONTHS_EN = (
+    "Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
+    "|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?"
+)
+_MONTHS_RU = (
+    "января",
+    "февраля",
+    "марта",
+    "апреля",
+    "мая",
+    "июня",
+    "июля",
+    "августа",
+    "сентября",
+    "октября",
+    "ноября",
+    "декабря",
+)
+_DAY = r"(?P<d>[0-3]?\d)(?:st|nd|rd|th)?"
+_NO_YEAR = r"(?![\w:])(?!,?\s*(?:19|20)\d\d)"
+_MONTH_DAY = re.compile(rf"(?<![\w-])(?P<mon>(?:{_MONTHS_EN})\.?)\s+{_DAY}{_NO_YEAR}")
+_DAY_MONTH = re.compile(
+    rf"(?<![\w.,/-]){_DAY}\s+(?:of\s+)?(?P<mon>(?:{_MONTHS_EN})\.?|{'|'.join(_MONTHS_RU)})"
+    rf"(?!\w){_NO_YEAR}"
+)
+_MONTH_ABBREVIATIONS = (
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "may",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "oct",
+    "nov",
+    "dec",
+)
+
+
+def time_key(hour: int, minute: int) -> str:
+    """The canonical key of a time of day."""
+    return f"time:{hour:02d}:{minute:02d}"
+
+
+def day_key(month: int, day: int) -> str:
+    """The canonical key of a day of the year (no year)."""
+    return f"day:{month:02d}-{day:02d}"
+
+
+def find_times(text: str) -> Iterator[tuple[str, int, int]]:
+    """Clock times in ``text`` (``08:30 PM``, ``20:30``, ``06:00:00``) as ``(key, start,
+    end)``; a 12-hour time with AM/PM is turned into 24 hours."""
+    for match in _CLOCK.finditer(text):
+        hour, minute = int(match["h"]), int(match["m"])
+        half = (match["half"] or "").lower()[:1]
+        if half and not 1 <= hour <= 12:
+            continue
+        if half == "p" and hour != 12:
+            hour += 12
+        elif half == "a" and hour == 12:
+            hour = 0
+        yield time_key(hour, minute), match.start(), match.end()
+
+
+def _month_number(name: str) -> int:
+    lowered = name.lower().rstrip(".")
+    if lowered in _MONTHS_RU:
+        return _MONTHS_RU.index(lowered) + 1
+    return _MONTH_ABBREVIATIONS.index(lowered[:3]) + 1
+
+
+def find_days(text: str) -> Iterator[tuple[str, int, int]]:
+    """Days named by month and day without a year ("May 26", "26th of May", "26 мая")
+    as ``(key, start, end)``; impossible days (``Feb 31``) are skipped."""
+    for pattern in (_MONTH_DAY, _DAY_MONTH):
+        for match in pattern.finditer(text):
+            month, day = _month_number(match["mon"]), int(match["d"])
+            try:
+                date(2000, month, day)  # a leap year: Feb 29 is a day
+            except ValueError:
+                continue
+            yield day_key(month, day), match.start(), match.end()
+
+
+def keys_of_instant(first: date | datetime, last: date | datetime) -> list[str]:
+    """The day key of a one-day date, and the time key of an instant too."""
+    keys: list[str] = []
+    first_day = first.date() if isinstance(first, datetime) else first
+    last_day = last.date() if isinstance(last, datetime) else last
+    if first_day == last_day:
+        keys.append(day_key(first_day.month, first_day.day))
+    if isinstance(first, datetime) and first == last:
+        keys.append(time_key(first.hour, first.minute))
+    return keys
