@@ -14,9 +14,17 @@ from pathlib import Path
 import pytest
 
 from aem.audit import AuditProgress, InProcessEngine, Outcomes
-from aem.engines.compact import pack_sessions, unpack_sessions
-from aem.model import ClosedSession, InputIssue, SessionReport, SourceRef, SpanEvent, SpanRecord
-from scripts.golden_reports import INPUTS
+from aem.engines.compact import dumps, loads, pack_sessions, unpack_sessions
+from aem.model import (
+    ClosedSession,
+    InputIssue,
+    MetricResult,
+    SessionReport,
+    SourceRef,
+    SpanEvent,
+    SpanRecord,
+)
+from scripts.golden_reports import INPUTS, REPO
 from tests.engines_kit import assert_same, audit_json
 
 
@@ -61,6 +69,22 @@ def test_compact_form_round_trips_every_field() -> None:
         ),
     ]
     assert unpack_sessions(pack_sessions(sessions)) == sessions
+
+
+def test_reports_cross_the_pipe_unchanged() -> None:
+    """Reports come back from workers pickled as (class, fields, fields set): equal, the
+    same JSON, the same fields marked as set, without running validation again."""
+    from aem.audit import audit_paths
+
+    reports = audit_paths([str(REPO / "sample_traces")], workers=1).sessions
+    back = loads(dumps(reports))
+    assert back == reports
+    assert [r.model_dump_json() for r in back] == [r.model_dump_json() for r in reports]
+    assert [r.model_dump_json(exclude_unset=True) for r in back] == [
+        r.model_dump_json(exclude_unset=True) for r in reports
+    ]
+    results = [m for report in back for turn in report.turns for m in turn.metrics]
+    assert results and all(type(m) is MetricResult for m in results)
 
 
 def test_evaluation_errors_land_where_one_process_puts_them() -> None:

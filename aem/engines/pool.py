@@ -36,7 +36,7 @@ from aem.audit import Deliver, Outcome, evaluate_closed
 from aem.cases import Case
 from aem.config import AemConfig
 from aem.engines import available_cores
-from aem.engines.compact import pack_sessions, unpack_sessions
+from aem.engines.compact import dumps, loads, pack_sessions, unpack_sessions
 from aem.evaluate import Evaluator
 from aem.model import ClosedSession
 
@@ -77,7 +77,7 @@ def _evaluate_chunk(job_key: str, job: bytes, packed: bytes) -> tuple[bytes, flo
         _JOB = (job_key, Evaluator(config, cases))
     evaluator = _JOB[1]
     outcomes = [evaluate_closed(evaluator, session) for session in unpack_sessions(packed)]
-    return pickle.dumps(outcomes, protocol=pickle.HIGHEST_PROTOCOL), time.perf_counter() - start
+    return dumps(outcomes), time.perf_counter() - start
 
 
 def shared_pool(workers: int, *, embeds: bool) -> ProcessPoolExecutor:
@@ -161,7 +161,7 @@ class PoolEngine:
             raise RuntimeError(f"a worker process of the audit died: {exc}") from exc
         self._sessions_done += count
         self._seconds_done += seconds
-        outcomes: list[Outcome] = pickle.loads(data)
+        outcomes: list[Outcome] = loads(data)
         for outcome in outcomes:
             self.deliver(outcome, position)
 
