@@ -79,6 +79,20 @@ def _busiest(before: dict[int, float], after: dict[int, float]) -> float:
     return max(after[pid] - before.get(pid, 0.0) for pid in after)
 
 
+def _split(before: dict[int, float], after: dict[int, float]) -> tuple[float, float]:
+    """CPU seconds between two readings of this (the reading) process, and of all others
+    (the workers, the forkserver)."""
+    me = os.getpid()
+    others = sum(after[pid] - before.get(pid, 0.0) for pid in after if pid != me)
+    return after[me] - before[me], others
+
+
+def idle_bound(reader: float, workers: float, busiest: float) -> float:
+    """Least wall seconds the run could take on idle cores: no process finishes before its
+    own CPU seconds, and all of them share ``available_cores()`` cores."""
+    return max(busiest, (reader + workers) / available_cores())
+
+
 def measure(
     name: str,
     paths: list[str],
@@ -91,31 +105,37 @@ def measure(
     first count. Counts alternate within each round, so a change of load between rounds
     hits every count alike (the first round also pays each pool's start).
 
-    Besides wall time, the CPU seconds of the busiest process (the reader or a worker):
-    this kernel shares CPU between sessions (autogroup), so on a machine loaded by others
-    more processes get no more CPU, and the wall ratio cannot show the parallelism; the
-    CPU ratio (one process's CPU seconds / the busiest process's in the N-worker run) is
-    the speed-up those runs reach on idle cores."""
-    timings: dict[int, list[float]] = {count: [] for count in counts}
-    busiest: dict[int, list[float]] = {count: [] for count in counts}
+    Besides wall time, CPU seconds: this kernel shares CPU between sessions (autogroup),
+    so on a machine loaded by others more processes get no more CPU, and the wall ratio
+    cannot show the parallelism. From the reading process's CPU seconds, the workers'
+    and the busiest process's, :func:`idle_bound` gives the least wall time the run could
+    take on idle cores; the ``idle`` ratio is the first count's bound over this one's —
+    the speed-up those runs reach on idle cores, the pool's extra CPU (packing, the pipe,
+    three processes on two cores) included."""
+    runs: dict[int, list[tuple[float, float, float, float]]] = {count: [] for count in counts}
     sessions = 0
     for _ in range(repeat):
         for workers in counts:
             before = _cpu_seconds()
             start = time.perf_counter()
             report = audit_paths(paths, cases=cases, config=config, workers=workers)
-            timings[workers].append(time.perf_counter() - start)
-            busiest[workers].append(_busiest(before, _cpu_seconds()))
+            wall = time.perf_counter() - start
+            after = _cpu_seconds()
+            reader, others = _split(before, after)
+            runs[workers].append((wall, reader, others, _busiest(before, after)))
             sessions = len(report.sessions)
-    base = sessions / min(timings[counts[0]])
-    base_cpu = min(busiest[counts[0]])
+    base_wall = min(r[0] for r in runs[counts[0]])
+    base_bound = min(idle_bound(*r[1:]) for r in runs[counts[0]])
     for workers in counts:
-        rate = sessions / min(timings[workers])
-        spread = ", ".join(f"{t:.1f}" for t in timings[workers])
-        cpu = min(busiest[workers])
+        wall = min(r[0] for r in runs[workers])
+        best = min(runs[workers], key=lambda r: idle_bound(*r[1:]))
+        bound = idle_bound(*best[1:])
+        spread = ", ".join(f"{r[0]:.1f}" for r in runs[workers])
         print(
-            f"{name:<20} workers={workers}  {sessions:>4} sessions  {rate:6.2f} sessions/s "
-            f"wall x{rate / base:.2f}  busiest process {cpu:6.1f} CPU s, CPU x{base_cpu / cpu:.2f}"
+            f"{name:<20} workers={workers}  {sessions:>4} sessions  {sessions / wall:6.2f} "
+            f"sessions/s wall x{base_wall / wall:.2f}  CPU s: reader {best[1]:.1f}, workers "
+            f"{best[2]:.1f}, busiest {best[3]:.1f}; idle-core bound {bound:.1f} s = "
+            f"{sessions / bound:.2f} sessions/s, idle x{base_bound / bound:.2f}"
             f"  (wall s: {spread}; load now {os.getloadavg()[0]:.1f})",
             flush=True,
         )
