@@ -142,3 +142,20 @@ def test_a_calculators_intermediate_results_are_seen() -> None:
         make_turn("answer", text="The second leg costs $580 and the trip $944."),
     )
     assert verdict.outcome == "pass"
+
+
+def test_a_count_is_stated_with_what_it_counts_not_a_list_number() -> None:
+    """A list item's number followed by Markdown bold ("2. **SFO to SEA**") read as
+    "2 ×" and let a wrong total pass as 2 × a price; "Number of passengers: 3" is a
+    count the answer states."""
+    policy = {"compensation_per_passenger": "$50"}
+    listed = _last(
+        make_tool_call("get_policy", {}, result=policy),
+        make_turn("answer", text="Flights:\n1. **JFK**\n2. **SFO to SEA**\n- Total: $100"),
+    )
+    assert listed.outcome == "fail" and "$100" in listed.explanation
+    labelled = _last(
+        make_tool_call("get_policy", {}, result=policy),
+        make_turn("answer", text="- Number of passengers: 2\n- Total compensation: $100"),
+    )
+    assert labelled.outcome == "pass" and "2 × $50" in labelled.explanation

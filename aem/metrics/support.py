@@ -351,7 +351,10 @@ _COUNTED_NOUNS = (
     r"(?:passengers?|people|persons?|travell?ers?|adults?|children|guests?|bags?|"
     r"suitcases?|nights?|tickets?|seats?|items?|units?|rooms?|days?|months?|years?|hours?)"
 )
-_COUNTED = re.compile(rf"^\s*{_COUNTED_NOUNS}\b|^\s*[x×*]|[x×*]\s*$", re.IGNORECASE)
+# What follows a count ("3 passengers", "3 × $50") or comes just before it ("$50 × 3").
+# Markdown bold ("2. **SFO to SEA**") is no multiplication sign.
+_COUNTED = re.compile(rf"^\s*{_COUNTED_NOUNS}\b|^\s*(?:[x×]|\*(?!\*))", re.IGNORECASE)
+_COUNTED_AFTER_SIGN = re.compile(r"(?<!\*)(?:[x×]|\*)\s*$", re.IGNORECASE)
 # The count as a labelled field: "Number of passengers: 3", "Nights: 2".
 _COUNT_LABEL = re.compile(rf"\b{_COUNTED_NOUNS}\s*:\s*\**\s*$", re.IGNORECASE)
 _MAX_COUNT = 20
@@ -536,7 +539,7 @@ def _counts(text: str, own: list[StatedValue]) -> set[int]:
         number = float(value.value)  # type: ignore[arg-type]
         counted = (
             _COUNTED.search(text[value.end : value.end + 16])
-            or _COUNTED.search(text[max(0, value.start - 3) : value.start])
+            or _COUNTED_AFTER_SIGN.search(text[max(0, value.start - 3) : value.start])
             or _COUNT_LABEL.search(text[max(0, value.start - 32) : value.start])
         )
         if number.is_integer() and 2 <= number <= _MAX_COUNT and counted:
