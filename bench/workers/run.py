@@ -15,6 +15,7 @@ the load average is printed with them). Run from the repository root::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
@@ -51,10 +52,10 @@ def _first_lines(source: Path, target: Path, lines: int | None) -> Path:
     return target
 
 
-def _cpu_seconds() -> dict[int, float]:
-    """CPU seconds (user + system) so far of this process and each of its descendants."""
+def _cpu_seconds() -> dict[tuple[int, int], float]:
+    """CPU seconds (user + system) so far of this process and each of its descendants,
+    by ``(pid, 0)``, and of each of their threads, by ``(pid, thread id)``."""
     parents: dict[int, int] = {}
-    times: dict[int, float] = {}
     tick = os.sysconf("SC_CLK_TCK")
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -64,32 +65,45 @@ def _cpu_seconds() -> dict[int, float]:
         except OSError:
             continue
         parents[int(entry.name)] = int(fields[1])
-        times[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick
     mine = {os.getpid()}
     grew = True
     while grew:
         found = {pid for pid, parent in parents.items() if parent in mine} - mine
         grew = bool(found)
         mine |= found
-    return {pid: times[pid] for pid in mine if pid in times}
+    times: dict[tuple[int, int], float] = {}
+    for pid in mine:
+        stats = [(0, Path(f"/proc/{pid}/stat"))]
+        with contextlib.suppress(OSError):
+            stats += [(int(t.name), t / "stat") for t in Path(f"/proc/{pid}/task").iterdir()]
+        for tid, stat in stats:
+            with contextlib.suppress(OSError, IndexError):
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+                times[(pid, tid)] = (int(fields[11]) + int(fields[12])) / tick
+    return times
 
 
-def _busiest(before: dict[int, float], after: dict[int, float]) -> float:
-    """CPU seconds of the process that worked most between two readings."""
-    return max(after[pid] - before.get(pid, 0.0) for pid in after)
+def _busiest(before: dict[tuple[int, int], float], after: dict[tuple[int, int], float]) -> float:
+    """CPU seconds of the thread that worked most between two readings: a process whose
+    work torch spreads over threads may finish in less wall time than its CPU seconds."""
+    return max(cpu - before.get(key, 0.0) for key, cpu in after.items() if key[1])
 
 
-def _split(before: dict[int, float], after: dict[int, float]) -> tuple[float, float]:
+def _split(
+    before: dict[tuple[int, int], float], after: dict[tuple[int, int], float]
+) -> tuple[float, float]:
     """CPU seconds between two readings of this (the reading) process, and of all others
     (the workers, the forkserver)."""
-    me = os.getpid()
-    others = sum(after[pid] - before.get(pid, 0.0) for pid in after if pid != me)
+    me = (os.getpid(), 0)
+    others = sum(
+        cpu - before.get(key, 0.0) for key, cpu in after.items() if key != me and not key[1]
+    )
     return after[me] - before[me], others
 
 
 def idle_bound(reader: float, workers: float, busiest: float) -> float:
-    """Least wall seconds the run could take on idle cores: no process finishes before its
-    own CPU seconds, and all of them share ``available_cores()`` cores."""
+    """Least wall seconds the run could take on idle cores: no thread finishes before its
+    own CPU seconds, and all processes share ``available_cores()`` cores."""
     return max(busiest, (reader + workers) / available_cores())
 
 
@@ -108,7 +122,7 @@ def measure(
     Besides wall time, CPU seconds: this kernel shares CPU between sessions (autogroup),
     so on a machine loaded by others more processes get no more CPU, and the wall ratio
     cannot show the parallelism. From the reading process's CPU seconds, the workers'
-    and the busiest process's, :func:`idle_bound` gives the least wall time the run could
+    and the busiest thread's, :func:`idle_bound` gives the least wall time the run could
     take on idle cores; the ``idle`` ratio is the first count's bound over this one's —
     the speed-up those runs reach on idle cores, the pool's extra CPU (packing, the pipe,
     three processes on two cores) included."""
@@ -134,7 +148,7 @@ def measure(
         print(
             f"{name:<20} workers={workers}  {sessions:>4} sessions  {sessions / wall:6.2f} "
             f"sessions/s wall x{base_wall / wall:.2f}  CPU s: reader {best[1]:.1f}, workers "
-            f"{best[2]:.1f}, busiest {best[3]:.1f}; idle-core bound {bound:.1f} s = "
+            f"{best[2]:.1f}, busiest thread {best[3]:.1f}; idle-core bound {bound:.1f} s = "
             f"{sessions / bound:.2f} sessions/s, idle x{base_bound / bound:.2f}"
             f"  (wall s: {spread}; load now {os.getloadavg()[0]:.1f})",
             flush=True,
