@@ -159,3 +159,26 @@ def test_a_count_is_stated_with_what_it_counts_not_a_list_number() -> None:
         make_turn("answer", text="- Number of passengers: 2\n- Total compensation: $100"),
     )
     assert labelled.outcome == "pass" and "2 × $50" in labelled.explanation
+
+
+def test_a_column_total_adds_the_rows_the_answer_names() -> None:
+    """A search returns many rows; any two prices add up to many wrong totals. When the
+    answer names rows by their ids, only those rows' values make its total."""
+    search = {
+        "flights": [
+            {"flight": "HAT105", "price": 105},
+            {"flight": "HAT190", "price": 190},
+            {"flight": "HAT230", "price": 230},
+        ]
+    }
+    named = "You picked HAT105 and HAT190. The total price is {total}."
+    right = _last(
+        make_tool_call("search_flights", {"to": "SEA"}, result=search),
+        make_turn("answer", text=named.format(total="$295")),
+    )
+    assert right.outcome == "pass", right.explanation
+    other_pair = _last(
+        make_tool_call("search_flights", {"to": "SEA"}, result=search),
+        make_turn("answer", text=named.format(total="$335")),  # 105 + 230: not named
+    )
+    assert other_pair.outcome == "fail" and "$335" in other_pair.explanation

@@ -96,7 +96,8 @@ class Quantity:
     """A number seen somewhere, with what makes it comparable to others.
 
     ``unit`` is its canonical unit or currency; ``key`` the JSON key it sat under (a
-    result row's column: ``price``), if any; ``source`` names the text it came from.
+    result row's column: ``price``), if any; ``source`` names the text it came from;
+    ``row`` the ids of the result row it belongs to (``hat069``), lower-cased.
     """
 
     value: float
@@ -104,6 +105,7 @@ class Quantity:
     unit: str | None
     key: str | None
     source: str
+    row: tuple[str, ...] = ()
 
 
 @dataclass
@@ -279,28 +281,50 @@ def keyed_quantities(text: str, source: str, settings: CompareSettings) -> list[
     except ValueError:
         return []
     found: list[Quantity] = []
-    stack: list[tuple[Any, str | None, int]] = [(parsed, None, 0)]
+    stack: list[tuple[Any, str | None, int, tuple[str, ...]]] = [(parsed, None, 0, ())]
     while stack:
-        item, key, depth = stack.pop()
+        item, key, depth, row = stack.pop()
         if isinstance(item, dict):
-            stack.extend((v, f"{key}.{k}" if key else str(k), depth) for k, v in item.items())
+            if key is None or key.rsplit(".", 1)[-1].startswith("#"):
+                row = _row_ids(item) or row  # a list item (or the whole result) is a row
+            stack.extend((v, f"{key}.{k}" if key else str(k), depth, row) for k, v in item.items())
         elif isinstance(item, list):
-            stack.extend((v, f"{key}.#{i}" if key else f"#{i}", depth) for i, v in enumerate(item))
+            stack.extend(
+                (v, f"{key}.#{i}" if key else f"#{i}", depth, row) for i, v in enumerate(item)
+            )
         elif isinstance(item, bool) or item is None:
             continue
         elif isinstance(item, int | float):
-            found.append(Quantity(float(item), str(item), None, key, source))
+            found.append(Quantity(float(item), str(item), None, key, source, row))
         elif isinstance(item, str) and depth < 3 and item.lstrip()[:1] in ("{", "["):
             try:
-                stack.append((json.loads(item), key, depth + 1))
+                stack.append((json.loads(item), key, depth + 1, row))
             except ValueError:
                 continue
         elif isinstance(item, str) and key is not None and len(item) <= 64:
             for value in extract_values(item, settings):
                 if value.kind == "number":
                     number = float(value.value)  # type: ignore[arg-type]
-                    found.append(Quantity(number, value.raw, value.unit, key, source))
+                    found.append(Quantity(number, value.raw, value.unit, key, source, row))
     return found
+
+
+_ROW_ID = re.compile(r"^(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[\w-]{4,32}$")
+
+
+def _row_ids(row: dict[str, Any]) -> tuple[str, ...]:
+    """The id-like strings of a result row (``HAT069``, ``credit_card_4421486``: letters
+    and digits, no spaces), by which an answer names the row."""
+    return tuple(v.lower() for v in row.values() if isinstance(v, str) and _ROW_ID.match(v))
+
+
+def _named_rows(pool: list[Quantity], text: str) -> list[Quantity]:
+    """The pool's values from rows ``text`` names by an id, or the whole pool when it
+    names none: "the total of your two flights" over HAT069 and HAT251 adds their prices,
+    not any two prices of a 20-row search result."""
+    lowered = text.lower()
+    named = [q for q in pool if q.source == _OWN or any(i in lowered for i in q.row)]
+    return named if any(q.source != _OWN for q in named) else pool
 
 
 # --- derived values -----------------------------------------------------------------------
@@ -470,6 +494,7 @@ def derive(
         kind = _group(quantity, claim.unit)
         if kind is not None:
             pools.setdefault(kind, []).append(quantity)
+    pools = {group: _named_rows(pool, text) for group, pool in pools.items()}
     how = _pair(number, tolerance, pools, cue.operations)
     if how is None and claim.unit is not None:
         how = _scaled(number, tolerance, _counts(text, own_values), pools, cue.operations)
