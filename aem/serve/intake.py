@@ -202,8 +202,8 @@ class Intake:
         if len(body) > self._max_decoded:
             self._refuse(transport, "too_large_decoded", spans)
             raise TooLarge(
-                f"request decodes into {len(body):,} bytes of spans, above the limit of "
-                f"{self._max_decoded:,}; refused (send smaller batches)"
+                f"request of {len(body):,} bytes of spans (serialized), above the "
+                f"decoded-bytes limit of {self._max_decoded:,}; refused (send smaller batches)"
             )
         try:
             self._spool.append_request(origin, spans, body)

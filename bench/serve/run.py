@@ -161,7 +161,9 @@ def _spooled(spool: Path) -> int:
         has_raw = conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'requests'"
         ).fetchone()
-    return spans + (_query(spool, "SELECT sum(spans), 0 FROM requests")[0] if has_raw else 0)
+    return spans + (
+        _query(spool, "SELECT coalesce(sum(spans), 0), 0 FROM requests")[0] if has_raw else 0
+    )
 
 
 def _evaluated(spool: Path) -> tuple[int, int]:

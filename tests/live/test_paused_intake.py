@@ -33,6 +33,7 @@ pytestmark = pytest.mark.slow
 GRPC_FILE = SAMPLES / "weather_openinference.otlp.jsonl"  # session "weather-oi"
 HTTP_FILE = SAMPLES / "weather_genai.otlp.jsonl"
 CRAFTED_FILE = SAMPLES / "weather_openllmetry.otlp.jsonl"
+LIMIT = 300_000  # max_request_decoded_bytes of the paused server
 EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 
 
@@ -59,21 +60,24 @@ def _one_batch_with_a_poisoned_span(path: Path) -> list:
     return [*batch, poisoned]
 
 
-def _with_a_span_that_is_not_protobuf(path: Path) -> tuple[bytes, int]:
+def _with_a_span_that_is_not_protobuf(path: Path, pad: int = 0) -> tuple[bytes, int]:
     """The SDK's encoding of ``path``'s spans as one request, plus bytes in the place of
-    a span that are no protobuf ``Span`` (the envelope around them is sound)."""
+    a span that are no protobuf ``Span`` (the envelope around them is sound), ``pad``
+    bytes of them beyond the first three."""
     from aem.serve.envelope import Envelope
 
     spans = [span for line in read_lines([str(path)]) for span in line]
     envelope = Envelope.FromString(encode_spans(spans).SerializeToString())
-    envelope.resource_spans[0].scope_spans[0].spans.append(b"\xff\xff\xff")
+    envelope.resource_spans[0].scope_spans[0].spans.append(b"\xff\xff\xff" + b"\0" * pad)
     return envelope.SerializeToString(), len(spans) + 1
 
 
 def test_paused_requests_are_spooled_raw_and_bad_spans_dead_lettered_later(
     serve_factory,
 ) -> None:
-    paused = serve_factory("paused", "--spool-only", "true")
+    paused = serve_factory(
+        "paused", "--spool-only", "true", "--max-request-decoded-bytes", str(LIMIT)
+    )
     batch = _one_batch_with_a_poisoned_span(GRPC_FILE)
     exporter = OTLPSpanExporter(endpoint=paused.grpc, insecure=True, timeout=30)
     assert exporter.export(batch) is SpanExportResult.SUCCESS
@@ -85,10 +89,16 @@ def test_paused_requests_are_spooled_raw_and_bad_spans_dead_lettered_later(
     crafted, crafted_spans = _with_a_span_that_is_not_protobuf(CRAFTED_FILE)
     with grpc.insecure_channel(paused.grpc) as channel:
         channel.unary_unary(EXPORT)(crafted, timeout=10)
-        # Garbage is still refused at the door, on both transports.
+        # Garbage is still refused at the door, on both transports; so is a request
+        # heavier than a request may decode into (its serialized size counts).
         with pytest.raises(grpc.RpcError) as garbage:
             channel.unary_unary(EXPORT)(b"\xff\x00garbage", timeout=10)
+        heavy, _ = _with_a_span_that_is_not_protobuf(CRAFTED_FILE, pad=LIMIT)
+        with pytest.raises(grpc.RpcError) as too_large:
+            channel.unary_unary(EXPORT)(heavy, timeout=10)
     assert garbage.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+    assert too_large.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+    assert "decoded-bytes limit" in str(too_large.value.details())
     bad = httpx.post(
         f"{paused.http}/v1/traces",
         content=b"\xff\x00garbage",
