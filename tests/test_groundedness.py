@@ -274,3 +274,16 @@ def test_an_aggregate_may_draw_on_the_answers_other_sentences() -> None:
     wrong = rag_session(answer.replace("$150", "$170"), tool_result=policy, question="What?")
     (failed,) = results(evaluate(wrong, [Groundedness()], {"type": "happy"}), "groundedness")
     assert failed.outcome is Outcome.FAIL and "'$170'" in failed.explanation
+
+
+def test_a_glossed_name_may_come_again_without_its_code() -> None:
+    """Seen on tau-bench: "from Seattle (SEA) to Dallas/Fort Worth (DFW) … before
+    returning to Seattle" — the second Seattle is the glossed one."""
+    record = '{"origin": "SEA", "destination": "DFW", "flight_number": "HAT290"}'
+    answer = "HAT290 flies from Seattle (SEA) to Dallas/Fort Worth (DFW), then back to Seattle."
+    session = rag_session(answer, tool_result=record, question="Where does it go?")
+    (found,) = results(evaluate(session, [Groundedness()], {"type": "happy"}), "groundedness")
+    assert found.outcome is Outcome.PASS, found.explanation
+    other = rag_session(answer.replace("back to Seattle", "on to Boston"), tool_result=record)
+    (failed,) = results(evaluate(other, [Groundedness()], {"type": "happy"}), "groundedness")
+    assert failed.outcome is Outcome.FAIL and "'Boston'" in failed.explanation

@@ -182,3 +182,22 @@ def test_a_column_total_adds_the_rows_the_answer_names() -> None:
         make_turn("answer", text=named.format(total="$335")),  # 105 + 230: not named
     )
     assert other_pair.outcome == "fail" and "$335" in other_pair.explanation
+
+
+def test_what_remains_of_a_rows_amount_after_a_stated_payment() -> None:
+    """Seen on tau-bench: "the total is $299 … you will have $201 remaining" of a
+    certificate whose record says ``"amount": 500`` (a JSON number, no currency)."""
+    user = {"payment_methods": {"certificate_8998287": {"source": "certificate", "amount": 500}}}
+    text = "The total is $299. After using your certificate you will have {left} remaining."
+    right = _last(
+        make_tool_call("get_user_details", {"user_id": "ivan"}, result=user),
+        make_tool_call("calculate", {"expression": "158 + 141"}, result="299.0"),
+        make_turn("answer", text=text.format(left="$201")),
+    )
+    assert right.outcome == "pass" and "500 - $299" in right.explanation
+    wrong = _last(
+        make_tool_call("get_user_details", {"user_id": "ivan"}, result=user),
+        make_tool_call("calculate", {"expression": "158 + 141"}, result="299.0"),
+        make_turn("answer", text=text.format(left="$221")),
+    )
+    assert wrong.outcome == "fail" and "$221" in wrong.explanation

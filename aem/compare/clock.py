@@ -60,6 +60,10 @@ _MONTH_ABBREVIATIONS = (
 )
 
 
+# "11am", "7 p.m.": an hour of a 12-hour clock without minutes.
+_HOUR = re.compile(r"(?<![\w:.])(?P<h>1[0-2]|0?[1-9])\s?(?P<half>[ap])\.?m\b\.?", re.IGNORECASE)
+
+
 def time_key(hour: int, minute: int) -> str:
     """The canonical key of a time of day."""
     return f"time:{hour:02d}:{minute:02d}"
@@ -71,10 +75,11 @@ def day_key(month: int, day: int) -> str:
 
 
 def find_times(text: str) -> Iterator[tuple[str, int, int]]:
-    """Clock times in ``text`` (``08:30 PM``, ``20:30``, ``06:00:00``) as ``(key, start,
-    end)``; a 12-hour time with AM/PM is turned into 24 hours."""
-    for match in _CLOCK.finditer(text):
-        hour, minute = int(match["h"]), int(match["m"])
+    """Clock times in ``text`` (``08:30 PM``, ``20:30``, ``06:00:00``, ``11am``) as
+    ``(key, start, end)``; a 12-hour time with AM/PM is turned into 24 hours."""
+    for match in [*_CLOCK.finditer(text), *_HOUR.finditer(text)]:
+        hour = int(match["h"])
+        minute = int(match["m"]) if "m" in match.groupdict() else 0
         half = (match["half"] or "").lower()[:1]
         if half and not 1 <= hour <= 12:
             continue

@@ -434,25 +434,34 @@ def _without_glosses(claim: str, text: str) -> str:
     """The claim with each bracketed gloss blanked when the other side of it is in the
     context: the agent named the same thing twice, once as the context did ("Chicago
     (ORD)" after a record with ``destination: ORD``), and the other name spells out the
-    first — world knowledge about the context's own term, not a new fact."""
+    first — world knowledge about the context's own term, not a new fact. A name so
+    glossed may come again without its brackets ("… returning to Seattle")."""
+    glossed: list[str] = []
 
     def blank(match: re.Match[str]) -> str:
         name, gloss = match.group("name"), match.group("gloss")
         if _held(gloss, text):
+            glossed.extend(re.split(r"[\s/]+", name))
             return " " * len(name) + match.group(0)[len(name) :]
         if _held(name, text):
             return match.group(0)[: match.start("gloss") - match.start()] + " " * len(gloss) + ")"
         return match.group(0)
 
-    return _GLOSS.sub(blank, claim)
+    claim = _GLOSS.sub(blank, claim)
+    for name in glossed:
+        claim = re.sub(rf"\b{re.escape(name)}\b", " " * len(name), claim)
+    return claim
+
+
+_AFTER_COLON = re.compile(r":[\s*_]*$")
 
 
 def _missing_name(claim: str, grounding: Grounding) -> str | None:
     """The first capitalised word (a name) of ``claim`` the context does not hold.
 
-    The claim's first word, a lead-in label and clock suffixes are capitalised by grammar
-    or layout, so they are no names; a name glossing one the context holds is no new name
-    (:func:`_without_glosses`)."""
+    The claim's first word, a lead-in label, the first word after a colon and clock
+    suffixes are capitalised by grammar or layout, so they are no names; a name glossing
+    one the context holds is no new name (:func:`_without_glosses`)."""
     text = grounding.values.text
     stems = content_stems(text)
     claim = _without_glosses(claim, text)
@@ -460,8 +469,8 @@ def _missing_name(claim: str, grounding: Grounding) -> str | None:
     body = claim[label.end() :] if label and len(words(label.group(0))) <= 4 else claim
     for match in _NAME.finditer(body):
         name = match.group(0)
-        if name in _NOT_NAMES:
-            continue
+        if name in _NOT_NAMES or _AFTER_COLON.search(body, 0, match.start()):
+            continue  # a field's value starts capitalised: "Basic Economy: Sold Out"
         if name.lower() not in text and stem(name.lower()) not in stems:
             return name
     return None

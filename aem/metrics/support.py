@@ -496,9 +496,34 @@ def derive(
             pools.setdefault(kind, []).append(quantity)
     pools = {group: _named_rows(pool, text) for group, pool in pools.items()}
     how = _pair(number, tolerance, pools, cue.operations)
+    if how is None and claim.unit is not None and _WHAT_REMAINS.search(cue.word):
+        how = _balance(number, tolerance, pools)
     if how is None and claim.unit is not None:
         how = _scaled(number, tolerance, _counts(text, own_values), pools, cue.operations)
     return f"{claim.raw} = {how} ({cue.word})" if how else None
+
+
+# The cue words of what is left of an amount (not "additional", "difference", "refund").
+_WHAT_REMAINS = re.compile(r"remain|left|balance|leav", re.IGNORECASE)
+
+
+def _balance(number: float, tolerance: float, pools: dict[str, list[Quantity]]) -> str | None:
+    """``held - spent``: an amount of a result row (a certificate's ``amount: 500``) less
+    an amount the turn states in the claim's currency ("the booking is $299 … $201
+    remaining"). Only a claim that reads as what is left (a balance, "remaining",
+    "leaving") gets here."""
+    spent = [q for q in pools.get("unit", []) if q.source == _OWN and q.value > 0]
+    for group, pool in pools.items():
+        if group in ("unit", "own"):
+            continue
+        for held in pool:
+            for amount in spent:
+                if (
+                    held.value > amount.value
+                    and abs(held.value - amount.value - number) <= tolerance
+                ):
+                    return f"{held.raw} - {amount.raw}{_from(held, amount)}"
+    return None
 
 
 def _equation(

@@ -67,3 +67,13 @@ def test_times_of_day_and_days_without_a_year_are_values_of_their_own() -> None:
     assert [v.value for v in extract_values("26th of May, 26 мая")] == ["day:05-26"] * 2
     # "may" the verb and an impossible day are no days
     assert {v.kind for v in extract_values("you may 5 times; Feb 30")} == {"number"}
+
+
+def test_an_hour_with_am_or_pm_is_a_time() -> None:
+    """Seen on tau-bench: the user asked for flights "after 11am"; the agent's "after
+    11:00 AM" is the same time."""
+    assert [v.value for v in extract_values("after 11am, before 7 p.m., not 11:00")] == [
+        "time:11:00",
+        "time:19:00",
+        "time:11:00",
+    ]
