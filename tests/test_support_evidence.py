@@ -201,3 +201,22 @@ def test_what_remains_of_a_rows_amount_after_a_stated_payment() -> None:
         make_turn("answer", text=text.format(left="$221")),
     )
     assert wrong.outcome == "fail" and "$221" in wrong.explanation
+
+
+def test_a_payment_is_no_difference() -> None:
+    """Seen in bench/support: "$275" passed as a payment because $305 − $30 (two amounts
+    in view) gives it; paying states an amount, it does not compute one."""
+    quote = {"total_price": "$305", "insurance": "$30"}
+    text = "The total is $305. You will pay {paid} with your credit card."
+    assert (
+        _last(
+            make_tool_call("get_quote", {"id": "Q1"}, result=quote),
+            make_turn("answer", text=text.format(paid="$305")),
+        ).outcome
+        == "pass"
+    )
+    changed = _last(
+        make_tool_call("get_quote", {"id": "Q1"}, result=quote),
+        make_turn("answer", text=text.format(paid="$275")),
+    )
+    assert changed.outcome == "fail" and "$275" in changed.explanation

@@ -343,8 +343,7 @@ _CUES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
     (
         re.compile(
             r"\b(?:difference|differ(?:s|ence)?|remain(?:s|ing)?|left|balance|refund(?:s|ed|ing)?"
-            r"|sav(?:e|es|ed|ing|ings)|more|less|fewer|extra|additional|net|minus"
-            r"|pay(?:s|ing|ment|ments)?|paid|charged?)\b",
+            r"|sav(?:e|es|ed|ing|ings)|more|less|fewer|extra|additional|net|minus)\b",
             re.IGNORECASE,
         ),
         frozenset({"-"}),
