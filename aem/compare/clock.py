@@ -23,7 +23,7 @@ _MONTHS_EN = (
     "Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
     "|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?"
 )
-_MONTHS_RU = (
+MONTHS_RU = (  # genitive: "26 мая"
     "января",
     "февраля",
     "марта",
@@ -41,7 +41,7 @@ _DAY = r"(?P<d>[0-3]?\d)(?:st|nd|rd|th)?"
 _NO_YEAR = r"(?![\w:])(?!,?\s*(?:19|20)\d\d)"
 _MONTH_DAY = re.compile(rf"(?<![\w-])(?P<mon>(?:{_MONTHS_EN})\.?)\s+{_DAY}{_NO_YEAR}")
 _DAY_MONTH = re.compile(
-    rf"(?<![\w.,/-]){_DAY}\s+(?:of\s+)?(?P<mon>(?:{_MONTHS_EN})\.?|{'|'.join(_MONTHS_RU)})"
+    rf"(?<![\w.,/-]){_DAY}\s+(?:of\s+)?(?P<mon>(?:{_MONTHS_EN})\.?|{'|'.join(MONTHS_RU)})"
     rf"(?!\w){_NO_YEAR}"
 )
 _MONTH_ABBREVIATIONS = (
@@ -92,8 +92,8 @@ def find_times(text: str) -> Iterator[tuple[str, int, int]]:
 
 def _month_number(name: str) -> int:
     lowered = name.lower().rstrip(".")
-    if lowered in _MONTHS_RU:
-        return _MONTHS_RU.index(lowered) + 1
+    if lowered in MONTHS_RU:
+        return MONTHS_RU.index(lowered) + 1
     return _MONTH_ABBREVIATIONS.index(lowered[:3]) + 1
 
 

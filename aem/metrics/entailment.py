@@ -30,6 +30,7 @@ from datetime import date, timedelta
 
 import numpy as np
 
+from aem.compare.clock import MONTHS_RU
 from aem.compare.core import SemanticComparator
 from aem.compare.extract import StatedValue, extract_claims
 from aem.compare.settings import CompareSettings
@@ -319,20 +320,6 @@ def value_supported(
 
 
 _MONTHS_EN = [calendar.month_name[m].lower() for m in range(1, 13)]
-_MONTHS_RU = [
-    "января",
-    "февраля",
-    "марта",
-    "апреля",
-    "мая",
-    "июня",
-    "июля",
-    "августа",
-    "сентября",
-    "октября",
-    "ноября",
-    "декабря",
-]
 
 
 def _day_without_year(day: date, seen: SeenValues) -> bool:
@@ -343,7 +330,7 @@ def _day_without_year(day: date, seen: SeenValues) -> bool:
         s.month == day.month and s.day == day.day and s.year != day.year for s, _, _ in seen.dates
     ):
         return False
-    en, ru = _MONTHS_EN[day.month - 1], _MONTHS_RU[day.month - 1]
+    en, ru = _MONTHS_EN[day.month - 1], MONTHS_RU[day.month - 1]
     forms = (
         rf"\b{day.day}(?:st|nd|rd|th)? (?:of )?(?:{en}|{en[:3]})\b",
         rf"\b(?:{en}|{en[:3]}) {day.day}(?:st|nd|rd|th)?\b",
