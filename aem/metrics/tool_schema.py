@@ -10,7 +10,9 @@ tool by ``argument_validity`` and its schema check is skipped.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 import jsonschema
@@ -110,9 +112,27 @@ def normalise(schema: Any, where: str = "(root)") -> Any:
 
 
 def usable_validator(schema: Any) -> jsonschema.protocols.Validator:
-    """A validator for the declared schema, or :class:`UnusableSchema` saying why not."""
+    """A validator for the declared schema, or :class:`UnusableSchema` saying why not.
+
+    Why cached: an agent declares the same tools in every session, and checking a schema
+    against its metaschema costs more than the rest of a short session's tool metrics
+    (a quarter of evaluating the sample sessions). A validator is immutable, so sessions
+    declaring the same schema share one; the key is the schema's canonical JSON."""
     if not isinstance(schema, Mapping):
         raise UnusableSchema(f"not a JSON object: {schema!r}"[:200])
+    try:
+        key = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):  # not JSON (a decoded trace always is): no cache
+        return _checked_validator(schema)
+    return _cached_validator(key)
+
+
+@lru_cache(maxsize=1024)
+def _cached_validator(schema_json: str) -> jsonschema.protocols.Validator:
+    return _checked_validator(json.loads(schema_json))
+
+
+def _checked_validator(schema: Mapping[str, Any]) -> jsonschema.protocols.Validator:
     mapped = normalise(schema)
     cls = jsonschema.validators.validator_for(mapped)
     try:
