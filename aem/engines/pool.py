@@ -67,6 +67,17 @@ def worker_config(config: AemConfig, workers: int) -> AemConfig:
     return config.model_copy(update={"compare": compare})
 
 
+def preloads_embedding(config: AemConfig) -> bool:
+    """Whether the pool's forkserver should import sentence-transformers for ``config``.
+
+    Why: importing it (torch with it) costs about 10 s of CPU here, the model's weights
+    under a second. Imported once in the forkserver, every worker forked from it starts
+    with it (and shares its pages) instead of paying the import again. Only the torch
+    backend gains; the onnx backends never import sentence-transformers."""
+    compare = config.compare
+    return compare.embed_free_text and compare.embedding_backend == "torch"
+
+
 def _evaluate_chunk(job_key: str, job: bytes, packed: bytes) -> tuple[bytes, float]:
     """In a worker: evaluate a packed chunk; (pickled outcomes in order, seconds spent)."""
     global _JOB
@@ -125,11 +136,7 @@ class PoolEngine:
         self._job = pickle.dumps(
             (worker_config(config, workers), dict(cases or {})), protocol=pickle.HIGHEST_PROTOCOL
         )
-        # Only the torch backend gains from importing sentence-transformers up front; the
-        # onnx backends never import it.
-        compare = config.compare
-        torch_embeds = compare.embed_free_text and compare.embedding_backend == "torch"
-        self._pool = shared_pool(workers, embeds=torch_embeds)
+        self._pool = shared_pool(workers, embeds=preloads_embedding(config))
         self._pending: deque[tuple[Future[tuple[bytes, float]], int, int]] = deque()
         self._sessions_done = 0
         self._seconds_done = 0.0

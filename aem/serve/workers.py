@@ -3,9 +3,10 @@
 Why: the receivers, the assembler and the evaluation share one interpreter otherwise, so
 a slow session takes CPU (and the GIL) from receiving. Here a session is packed
 (:mod:`aem.engines.compact`), evaluated in a process of the audit's pool
-(:func:`aem.engines.pool.shared_pool`: a forkserver, the metrics preloaded, the embedding
-model loaded once per worker when a session first compares text) and its report comes
-back; the evaluator threads of the pipeline each wait for one session, so the pipeline —
+(:func:`aem.engines.pool.shared_pool`: a forkserver with the metrics and, when text is
+compared with torch, sentence-transformers imported once; the embedding model's weights
+loaded once per worker when a session first compares text) and its report comes back,
+pickled compactly; the evaluator threads of the pipeline each wait for one session, so the pipeline —
 commit, outbox, dead letters — is the same as in-process. Each worker builds the same
 :class:`~aem.evaluate.Evaluator` from the same configuration and cases, so the verdicts
 are the ones ``aem audit`` gives.
@@ -30,8 +31,8 @@ from concurrent.futures.process import BrokenProcessPool
 
 from aem.cases import Case
 from aem.config import AemConfig
-from aem.engines.compact import pack_sessions, unpack_sessions
-from aem.engines.pool import shared_pool, shutdown_pool, worker_config
+from aem.engines.compact import dumps, loads, pack_sessions, unpack_sessions
+from aem.engines.pool import preloads_embedding, shared_pool, shutdown_pool, worker_config
 from aem.evaluate import Evaluator
 from aem.model import ClosedSession, SessionReport
 from aem.serve.pipeline import Abandoned
@@ -81,10 +82,10 @@ def _warm(job_key: str, job: bytes) -> None:
 
 
 def _evaluate_packed(job_key: str, job: bytes, packed: bytes) -> bytes:
-    """In a worker: evaluate one packed session; its pickled report (raises as it raises)."""
+    """In a worker: evaluate one packed session; its report, pickled compactly
+    (:func:`aem.engines.compact.dumps`; raises as it raises)."""
     [session] = unpack_sessions(packed)
-    report = _evaluator(job_key, job).evaluate(session)
-    return pickle.dumps(report, protocol=pickle.HIGHEST_PROTOCOL)
+    return dumps(_evaluator(job_key, job).evaluate(session))
 
 
 class PoolEvaluate:
@@ -100,10 +101,11 @@ class PoolEvaluate:
             (worker_config(config, workers), dict(cases or {}), os.getpid()),
             protocol=pickle.HIGHEST_PROTOCOL,
         )
-        # The forkserver does not preload sentence-transformers (as the audit's does): a
-        # worker then forks in seconds, and a session that compares no text — or fails at
-        # once — is not held up by torch's import; a worker imports it when it first needs it.
-        self._embeds = False
+        # As the audit's: the forkserver imports sentence-transformers once, at start (the
+        # receivers do not wait for it), and no worker pays the ~10 s import again — per
+        # worker it was the largest part of evaluating a short run, and it is paid again
+        # whenever a worker is replaced.
+        self._embeds = preloads_embedding(config)
         self._lock = threading.Lock()
         self._closed = False
         self._pool = shared_pool(workers, embeds=self._embeds)
@@ -138,7 +140,7 @@ class PoolEvaluate:
                 if self._closed:
                     raise Abandoned(session.session_id) from exc
                 raise
-            report: SessionReport = pickle.loads(data)
+            report: SessionReport = loads(data)
             return report
         raise AssertionError("unreachable")
 
