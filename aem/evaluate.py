@@ -13,6 +13,7 @@ import networkx as nx
 
 from aem.cases import Case
 from aem.config import AemConfig
+from aem.gcpause import collector_paused
 from aem.graph import attach_graph
 from aem.metrics.base import OBSERVATION, Metric, MetricContext, role_of
 from aem.metrics.registry import resolve_metrics
@@ -64,8 +65,10 @@ class Evaluator:
 
         return build_session(closed, max_turns=self.config.assembly.turn_limit)
 
+    @collector_paused()
     def evaluate(self, session: ClosedSession | Session) -> SessionReport:
-        """Build (when given a closed session), score every turn, propagate, report."""
+        """Build (when given a closed session), score every turn, propagate, report
+        (the cyclic collector paused meanwhile: :mod:`aem.gcpause`)."""
         if isinstance(session, ClosedSession):
             session = self.build(session)
         graph = session.graph if session.graph is not None else attach_graph(session)

@@ -30,6 +30,7 @@ from typing import Any
 
 import networkx as nx
 
+from aem.gcpause import collector_paused
 from aem.model import Session, Turn, TurnKind
 from aem.textindex import PatternFinder
 
@@ -60,6 +61,7 @@ def _distinctive(value: Any) -> str | None:
     return None
 
 
+@collector_paused()
 def build_turn_graph(turns: Iterable[Turn]) -> nx.DiGraph:
     """Build the turn graph from the link keys the collectors put on each turn.
 
@@ -258,13 +260,24 @@ class Ancestry:
     results, so the walk stays short; it is kept per turn (the last few asked) and
     resumed. ``failed_calls`` reads the turns on the nodes (``build_turn_graph`` puts
     them there).
+
+    It holds its graph weakly (whoever asks holds the graph): :func:`ancestry` keeps one
+    per graph in a weak-keyed map, whose value must not keep its key, and so its
+    session's turns, alive after the session is evaluated.
     """
 
     _KEPT = 4
 
     def __init__(self, graph: nx.DiGraph) -> None:
-        self.graph = graph
+        self._graph = weakref.ref(graph)
         self._walks: dict[str, _Walk] = {}
+
+    @property
+    def graph(self) -> nx.DiGraph:
+        graph = self._graph()
+        if graph is None:
+            raise ReferenceError("the turn graph of this ancestry was freed")
+        return graph
 
     @cached_property
     def failed_calls(self) -> list[Turn]:
@@ -290,7 +303,7 @@ class Ancestry:
             while len(self._walks) >= self._KEPT:
                 del self._walks[next(iter(self._walks))]
         self._walks[turn_id] = walk  # most recently asked last
-        return walk.reaches(candidate, self.index(candidate))
+        return walk.reaches(self, candidate, self.index(candidate))
 
     def among(self, candidates: Iterable[Turn], turn_id: str) -> list[Turn]:
         """Those of ``candidates`` that are ancestors of ``turn_id``, in the given order."""
@@ -304,26 +317,26 @@ class Ancestry:
 
 
 class _Walk:
-    """A walk back from one turn, highest index first, resumed where it stopped."""
+    """A walk back from one turn, highest index first, resumed where it stopped (given
+    its ancestry each time, not holding it: the two would make a cycle)."""
 
     def __init__(self, ancestry: Ancestry, turn_id: str) -> None:
-        self.ancestry = ancestry
         self.queued: set[str] = set()
         self.heap: list[tuple[int, str]] = []
-        self._push_predecessors(turn_id)
+        self._push_predecessors(ancestry, turn_id)
 
-    def _push_predecessors(self, turn_id: str) -> None:
-        for pred in self.ancestry.graph.predecessors(turn_id):
+    def _push_predecessors(self, ancestry: Ancestry, turn_id: str) -> None:
+        for pred in ancestry.graph.predecessors(turn_id):
             if pred not in self.queued:
                 self.queued.add(pred)
-                heapq.heappush(self.heap, (-self.ancestry.index(pred), pred))
+                heapq.heappush(self.heap, (-ancestry.index(pred), pred))
 
-    def reaches(self, candidate: str, level: int) -> bool:
+    def reaches(self, ancestry: Ancestry, candidate: str, level: int) -> bool:
         # Expand every queued turn at or above ``level``: then each ancestor at or above
         # it is queued (its path back from the start runs through higher indexes only).
         while self.heap and -self.heap[0][0] >= level:
             _, turn_id = heapq.heappop(self.heap)
-            self._push_predecessors(turn_id)
+            self._push_predecessors(ancestry, turn_id)
         return candidate in self.queued
 
 

@@ -217,7 +217,6 @@ class _SessionValues:
     """One session's shared evidence: the task and facts' values, each turn's values as
     an ancestor (:func:`_ancestor_texts`) in a :class:`ValueIndex`, and its ancestry."""
 
-    graph: nx.DiGraph
     facts: dict[str, object]
     settings: CompareSettings
     task: list[str]
@@ -226,6 +225,8 @@ class _SessionValues:
     ancestry: Ancestry
 
 
+# Weak keys, and values that do not hold the graph (their ancestry holds it weakly): a
+# value holding its key would keep every evaluated session's turns alive.
 _SESSION_VALUES: weakref.WeakKeyDictionary[nx.DiGraph, _SessionValues] = weakref.WeakKeyDictionary()
 
 
@@ -249,7 +250,7 @@ def _session_values(
         texts, _ = _ancestor_texts(turn)
         if texts:
             index.add(turn.index, turn.turn_id, SeenValues.gather(texts, settings, keyed=False))
-    found = _SessionValues(graph, facts, settings, task, common, index, ancestry(graph))
+    found = _SessionValues(facts, settings, task, common, index, ancestry(graph))
     _SESSION_VALUES[graph] = found
     return found
 

@@ -11,7 +11,8 @@ the embedding model's, measured by ``bench/embeddings``). ``correctness.truthful
 is in: its value support looks values up in an index (``aem.metrics.support.ValueIndex``)
 since issue 14. Prints each stage's time (best of ``--repeat``) and the process CPU
 seconds beside the wall total (on a shared machine wall time measures the neighbours
-too), and the growth exponent, the least-squares slope of log time over log spans.
+too), the process's peak RSS after each size, and the growth exponent, the
+least-squares slope of log time over log spans.
 
 ``--baseline REV`` times the same workload on the code of a git revision (extracted with
 ``git archive``, run in a subprocess) in the same run, so speed-ups are ratios measured
@@ -27,6 +28,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -82,6 +84,8 @@ def time_session(
         "input_bytes": input_bytes,
         **best,
         "total": total,
+        # The process's peak so far: sizes run smallest first, so it is this size's.
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
 
 
@@ -151,8 +155,6 @@ def baseline(rev: str, sizes: list[int], repeat: int, repo: Path = REPO) -> list
 def million(spans: int) -> dict[str, Any]:
     """A one-trace session of ``spans`` spans through the assembler (its span limit) and
     the evaluator, as ``aem audit`` runs them: seconds, peak RSS, the cut issue."""
-    import resource
-
     from aem.config import AemConfig
     from aem.evaluate import Evaluator
     from aem.model import SessionReport
@@ -187,13 +189,13 @@ def _print_table(title: str, rows: list[dict[str, Any]]) -> None:
     print(title)
     print(
         f"{'spans':>8} {'turns':>7} {'edges':>7} {'MB in':>8} {'build s':>8} {'graph s':>8}"
-        f" {'eval s':>8} {'total s':>8} {'CPU s':>8}"
+        f" {'eval s':>8} {'total s':>8} {'CPU s':>8} {'peak MB':>8}"
     )
     for r in rows:
         print(
             f"{r['spans']:>8} {r['turns']:>7} {r['edges']:>7} {r['input_bytes'] / 1e6:>8.1f}"
             f" {r['build']:>8.3f} {r['graph']:>8.3f} {r['evaluate']:>8.3f} {r['total']:>8.3f}"
-            f" {r.get('cpu', math.nan):>8.3f}"
+            f" {r.get('cpu', math.nan):>8.3f} {r.get('peak_rss_mb', math.nan):>8.0f}"
         )
     for stage in ("build", "graph", "evaluate", "total", "cpu"):
         print(f"  exponent {stage:<8} {slope([(r['spans'], r[stage]) for r in rows]):.2f}")
