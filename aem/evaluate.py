@@ -12,6 +12,7 @@ from typing import Any
 import networkx as nx
 
 from aem.cases import Case
+from aem.compare.extract import values_memoised
 from aem.config import AemConfig
 from aem.gcpause import collector_paused
 from aem.graph import attach_graph
@@ -66,9 +67,11 @@ class Evaluator:
         return build_session(closed, max_turns=self.config.assembly.turn_limit)
 
     @collector_paused()
+    @values_memoised()
     def evaluate(self, session: ClosedSession | Session) -> SessionReport:
         """Build (when given a closed session), score every turn, propagate, report
-        (the cyclic collector paused meanwhile: :mod:`aem.gcpause`)."""
+        (the cyclic collector paused meanwhile, :mod:`aem.gcpause`; each text's values
+        extracted once, :func:`aem.compare.extract.values_memoised`)."""
         if isinstance(session, ClosedSession):
             session = self.build(session)
         graph = session.graph if session.graph is not None else attach_graph(session)

@@ -8,6 +8,9 @@ and located (to quote it as evidence).
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Literal
@@ -40,6 +43,32 @@ class StatedValue:
     unit: str | None = None
 
 
+# A text with the settings that change how it reads → its values, while a
+# :func:`values_memoised` block runs.
+_Memo = dict[tuple[str, bool, str, bool], tuple[StatedValue, ...]]
+_MEMO: ContextVar[_Memo | None] = ContextVar("aem_values_memo", default=None)
+
+
+@contextmanager
+def values_memoised() -> Iterator[None]:
+    """Within the block (also as a decorator), each text's values are extracted once.
+
+    Why: evaluating one session asks about the same text more than once (a turn's text
+    is evidence for later turns and its own claims; a tool result may come back alike
+    from many calls), and extraction is a large part of evaluating a long session. The
+    memo lives as long as the outermost block, one session's evaluation, so it holds
+    little the session does not hold anyway.
+    """
+    if _MEMO.get() is not None:
+        yield
+        return
+    token = _MEMO.set({})
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
+
+
 def extract_values(text: str, settings: CompareSettings | None = None) -> list[StatedValue]:
     """Numbers (with unit/currency), dates/periods, times of day, days without a year
     and ids in ``text``, in text order.
@@ -51,6 +80,23 @@ def extract_values(text: str, settings: CompareSettings | None = None) -> list[S
     [('number', '$1,200.50'), ('id', 'ORD-42'), ('period', 'March 2026')]
     """
     settings = settings or CompareSettings()
+    memo = _MEMO.get()
+    if memo is None:
+        return _extract_values(text, settings)
+    # Every setting the extractors read (dates, numbers, ids) is in the key.
+    key = (
+        text,
+        settings.slash_dates_day_first,
+        settings.ambiguous_comma,
+        settings.id_ignore_leading_zeros,
+    )
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = tuple(_extract_values(text, settings))
+    return list(found)
+
+
+def _extract_values(text: str, settings: CompareSettings) -> list[StatedValue]:
     candidates: list[tuple[int, int, int, StatedValue]] = []  # start, -length, priority
     for span, start, end in find_dates(text, day_first=settings.slash_dates_day_first):
         kind: StatedKind = "period" if span.is_period else "date"

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import date
 
 from aem.compare import extract_values
+from aem.compare.extract import values_memoised
+from aem.compare.settings import CompareSettings
 
 
 def test_extracts_kinds_values_and_spans() -> None:
@@ -77,3 +79,20 @@ def test_an_hour_with_am_or_pm_is_a_time() -> None:
         "time:19:00",
         "time:11:00",
     ]
+
+
+def test_memoised_extraction_reads_as_plain_extraction() -> None:
+    """Within ``values_memoised`` a text is extracted once per reading settings; each
+    caller still gets its own list, and settings that read the text differently are
+    not confused with each other."""
+    text = "Refund $1,200.50 for ORD-42 in March 2026"
+    decimal = CompareSettings(ambiguous_comma="decimal")
+    with values_memoised():
+        first = extract_values(text)
+        first.clear()
+        again = extract_values(text)
+        as_thousands = extract_values("1,500 kg")
+        as_decimal = extract_values("1,500 kg", decimal)
+    assert again == extract_values(text) and again
+    assert [v.value for v in as_thousands] == [1500.0]
+    assert [v.value for v in as_decimal] == [1.5]
