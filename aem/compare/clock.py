@@ -62,6 +62,13 @@ _MONTH_ABBREVIATIONS = (
 
 # "11am", "7 p.m.": an hour of a 12-hour clock without minutes.
 _HOUR = re.compile(r"(?<![\w:.])(?P<h>1[0-2]|0?[1-9])\s?(?P<half>[ap])\.?m\b\.?", re.IGNORECASE)
+# What every match of _CLOCK (a digit, ':', a digit 0-5) or _HOUR (a digit, then "am"/"pm"
+# with an optional space and dot) contains: a text without it holds no time, found in
+# one scan with no look-behind to try at every position.
+_MAY_HOLD_TIME = re.compile(r"\d(?::[0-5]|\s?[ap]\.?m)", re.IGNORECASE)
+# What every match of _MONTH_DAY or _DAY_MONTH contains: a month's name (the English
+# ones capitalised, as the patterns want them).
+_MAY_HOLD_DAY = re.compile(rf"{_MONTHS_EN}|{'|'.join(MONTHS_RU)}")
 
 
 def time_key(hour: int, minute: int) -> str:
@@ -77,6 +84,8 @@ def day_key(month: int, day: int) -> str:
 def find_times(text: str) -> Iterator[tuple[str, int, int]]:
     """Clock times in ``text`` (``08:30 PM``, ``20:30``, ``06:00:00``, ``11am``) as
     ``(key, start, end)``; a 12-hour time with AM/PM is turned into 24 hours."""
+    if not _MAY_HOLD_TIME.search(text):
+        return
     for match in [*_CLOCK.finditer(text), *_HOUR.finditer(text)]:
         hour = int(match["h"])
         minute = int(match["m"]) if "m" in match.groupdict() else 0
@@ -100,6 +109,8 @@ def _month_number(name: str) -> int:
 def find_days(text: str) -> Iterator[tuple[str, int, int]]:
     """Days named by month and day without a year ("May 26", "26th of May", "26 мая")
     as ``(key, start, end)``; impossible days (``Feb 31``) are skipped."""
+    if not _MAY_HOLD_DAY.search(text):
+        return
     for pattern in (_MONTH_DAY, _DAY_MONTH):
         for match in pattern.finditer(text):
             month, day = _month_number(match["mon"]), int(match["d"])

@@ -88,25 +88,41 @@ _LINE_CALL = re.compile(r"^\s*[A-Za-z_][\w.]*\(.*\)\s*;?\s*$")
 _CODE_TURN_LINES = 3
 
 # --- inline kinds -----------------------------------------------------------------------
+_FILE_EXTENSIONS = (
+    r"py|ipynb|js|ts|tsx|java|go|rs|rb|cpp|c|h|sh|json|jsonl|ya?ml|toml"
+    r"|csv|tsv|xlsx?|txt|md|html?|pdf|png|jpe?g|gif|log|zip|gz"
+)
+_MODEL_NAMES = (
+    "gpt", "claude", "llama", "mistral", "mixtral", "gemini", "gemma", "qwen", "phi",
+    "deepseek", "davinci", "text-embedding", "command-r", "whisper", "dall-e", "all-minilm",
+    "all-mpnet", "bert", "roberta", "t5", "o1", "o3", "o4",
+)  # fmt: skip
+_MODEL_ALTERNATION = "|".join(_MODEL_NAMES)
 _INLINE = re.compile(
-    r"""(?P<url>(?:https?|ftp|file)://[^\s<>"'`)\]]+|\bwww\.[^\s<>"'`)\]]+|(?:%[0-9A-Fa-f]{2}\w*)+)
-      | (?P<path>(?<![\w/])(?:~|\.{1,2})?(?:/[\w.\-@+]+){2,}/?
+    rf"""(?P<url>(?:https?|ftp|file)://[^\s<>"'`)\]]+|\bwww\.[^\s<>"'`)\]]+|(?:%[0-9A-Fa-f]{{2}}\w*)+)
+      | (?P<path>(?<![\w/])(?:~|\.{{1,2}})?(?:/[\w.\-@+]+){{2,}}/?
           | \b[A-Za-z]:\\[\w\\.\-]+
-          | \b[\w\-]+(?:/[\w\-.]+)+\.[A-Za-z]\w{0,4}\b
-          | \b[\w\-]+\.(?:py|ipynb|js|ts|tsx|java|go|rs|rb|cpp|c|h|sh|json|jsonl|ya?ml|toml
-              |csv|tsv|xlsx?|txt|md|html?|pdf|png|jpe?g|gif|log|zip|gz)\b)
+          | \b[\w\-]+(?:/[\w\-.]+)+\.[A-Za-z]\w{{0,4}}\b
+          | \b[\w\-]+\.(?:{_FILE_EXTENSIONS})\b)
       | (?P<version>\b[A-Za-z][\w\-]*/\d+(?:\.\d+)*\b
           | (?<![\w.])[vV]\d+(?:\.\d+)+\b
           | (?i:\b(?:version|ver\.?|python|node(?:\.js)?|release)\s+)\d+(?:\.\d+)+(?:[\-+.]\w+)*
-          | (?<![\w.])(?!\d{1,2}\.\d{1,2}\.\d{4}\b|\d{4}\.\d{1,2}\.\d{1,2}\b)
+          | (?<![\w.])(?!\d{{1,2}}\.\d{{1,2}}\.\d{{4}}\b|\d{{4}}\.\d{{1,2}}\.\d{{1,2}}\b)
             \d+\.\d+\.\d+(?:[\-+.]\w+)*)
-      | (?P<model>(?i:\b(?:gpt|claude|llama|mistral|mixtral|gemini|gemma|qwen|phi|deepseek
-          |davinci|text-embedding|command-r|whisper|dall-e|all-minilm|all-mpnet|bert|roberta
-          |t5|o[134])(?:[\-.:]\w+)+|\bgpt\d\w*))
-      | (?P<escape>\\u[0-9A-Fa-f]{4}\w*|\\x[0-9A-Fa-f]{2})
+      | (?P<model>(?i:\b(?:{_MODEL_ALTERNATION})(?:[\-.:]\w+)+|\bgpt\d\w*))
+      | (?P<escape>\\u[0-9A-Fa-f]{{4}}\w*|\\x[0-9A-Fa-f]{{2}})
     """,
     re.VERBOSE,
 )
+# What every match of _INLINE contains, looked for more cheaply than _INLINE's scan (a
+# dozen branches tried at every position): a URL, path or escape one of these strings;
+# a version or a file name a match of these; a model name its name, which in an ASCII
+# text (where ignoring case is lower-casing) ``in`` finds.
+_INLINE_MARKS = ("/", "\\", "%", "www.")
+_MAY_BE_VERSION_OR_FILE = re.compile(
+    rf"\d\.\d+\.\d|[vV]\d+\.\d|\s\d+\.\d|\.(?:{_FILE_EXTENSIONS})\b"
+)
+_MODEL = re.compile(rf"(?i:\b(?:{_MODEL_ALTERNATION})(?:[\-.:]\w+)+|\bgpt\d\w*)")
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
 # Inside backticks a lone value ("`$150`", "`2024-05-01`") is still a claim; an
 # expression, call or identifier (``data['x']``, ``df.sum()``, ``num_rows``) is code.
@@ -132,12 +148,22 @@ def non_factual_regions(text: str) -> list[Region]:
     for m in _INLINE_CODE.finditer(text):
         if _CODE_CHARS.search(m.group(0)[1:-1]):
             regions.append(Region("inline_code", m.start(), m.end()))
-    for m in _INLINE.finditer(text):
+    for m in _INLINE.finditer(text) if _may_be_inline(text) else ():
         kind = m.lastgroup
         if kind is not None and m.end() > m.start():
             regions.append(Region(kind, m.start(), m.end()))  # type: ignore[arg-type]
     regions.sort(key=lambda r: (r.start, -r.end))
     return regions
+
+
+def _may_be_inline(text: str) -> bool:
+    """False only when _INLINE matches nowhere in ``text`` (see _INLINE_MARKS)."""
+    if any(mark in text for mark in _INLINE_MARKS) or _MAY_BE_VERSION_OR_FILE.search(text):
+        return True
+    if text.isascii():
+        lowered = text.lower()
+        return any(name in lowered for name in _MODEL_NAMES)
+    return _MODEL.search(text) is not None
 
 
 def _line_regions(text: str) -> Iterator[Region]:
