@@ -15,7 +15,8 @@ runs; those containments are found once per distinct run and cached. Every candi
 confirmed with ``in``, except a pattern that is one run by itself (an id such as
 ``call_abc123``), where containment in a run already is the answer. When the keys open
 with only a few distinct pairs of characters (call ids), they are found instead where
-those openings occur in the text (``str.find``), which is cheaper than splitting it.
+the prefix the keys of each opening share occurs in the text (``str.find`` of ``call_``),
+which is cheaper than splitting it.
 """
 
 from __future__ import annotations
@@ -40,6 +41,15 @@ def _key(pattern: str) -> tuple[str | None, bool]:
         if inside and (inner is None or len(run) > len(inner)):
             inner = run
     return (inner, True) if inner is not None else (longest, False)
+
+
+def _shared_prefix(words: list[str]) -> str:
+    """The longest prefix of every word (that of the first and last in sorted order)."""
+    first, last = min(words), max(words)
+    size = 0
+    while size < min(len(first), len(last)) and first[size] == last[size]:
+        size += 1
+    return first[:size]
 
 
 class PatternFinder:
@@ -102,6 +112,10 @@ class PatternFinder:
 
     def find(self, text: str) -> set[str]:
         """Exactly the patterns that occur in ``text``."""
+        if self._scan.usable and not self._always:  # the common case, without the pairs
+            whole = self._whole
+            found = self._scan.candidates(text) if text else ()
+            return {p for p in found if p in whole or p in text}
         maybe: dict[str, bool] = {}
         for pattern, certain in self.candidates(text):
             maybe[pattern] = maybe.get(pattern, False) or certain
@@ -143,28 +157,38 @@ class _HeadScan:
         lengths: dict[str, set[int]] = {}
         for key in self.keys:
             lengths.setdefault(key[:2], set()).add(len(key))
-        # Per opening: the keys' lengths, and the openings of their shortest length, so
-        # that most places (the opening inside some other word) cost one look-up.
-        self.heads: dict[str, tuple[list[int], set[str]]] = {}
+        # Per opening: the keys' shortest length, and their openings of that length each
+        # with the lengths of the keys that open so: most places (the opening inside some
+        # other word) cost one look-up, and a key's place one more per length it has.
+        # A key is looked for where the prefix all keys of its opening share occurs
+        # (``call_``, not ``ca``: fewer places inside other words).
+        self.heads: dict[str, tuple[str, int, dict[str, tuple[int, ...]]]] = {}
         for head, found in lengths.items():
             shortest = min(found)
-            openings = {key[:shortest] for key in self.keys if key[:2] == head}
-            self.heads[head] = (sorted(found), openings)
+            openings: dict[str, set[int]] = {}
+            for key in self.keys:
+                if key[:2] == head:
+                    openings.setdefault(key[:shortest], set()).add(len(key))
+            self.heads[head] = (
+                _shared_prefix(list(openings)),
+                shortest,
+                {opening: tuple(sorted(sizes)) for opening, sizes in openings.items()},
+            )
         self.usable = len(self.heads) <= _MAX_HEADS
 
     def candidates(self, text: str) -> list[str]:
         found: list[str] = []
         keys = self.keys
-        for head, (lengths, openings) in self.heads.items():
+        for head, (prefix, shortest, openings) in self.heads.items():
             if len(head) == 1:  # a one-character key
                 if head in text:
                     found.extend(keys[head])
                 continue
-            shortest = lengths[0]
-            at = text.find(head)
+            at = text.find(prefix)
             while at != -1:
-                if text[at : at + shortest] in openings:
-                    for length in lengths:
+                sizes = openings.get(text[at : at + shortest])
+                if sizes is not None:
+                    for length in sizes:
                         found.extend(keys.get(text[at : at + length], ()))
-                at = text.find(head, at + 1)
+                at = text.find(prefix, at + 1)
         return found

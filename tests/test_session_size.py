@@ -260,6 +260,19 @@ def test_pattern_finder_answers_as_in_does() -> None:
             assert finder.find(text) == {p for p in patterns if p in text}, (patterns, text)
 
 
+def test_pattern_finder_finds_ids_that_share_a_long_opening() -> None:
+    """Call ids open alike (``call_``) and may hold one another; the opening is also
+    inside other words (``tool_call_response``)."""
+    rng = random.Random(15)
+    pieces = ["call_", "cal", "l_", "1", "12", "_s", "a", '"', "tool_call_response", "c"]
+    for _ in range(2_000):
+        patterns = ["call_" + "".join(rng.choices("12_sa", k=rng.randint(0, 4))) for _ in "abc"]
+        finder = PatternFinder(patterns)
+        for _ in range(4):
+            text = "".join(rng.choices(pieces, k=rng.randint(0, 12)))
+            assert finder.find(text) == {p for p in patterns if p in text}, (patterns, text)
+
+
 def test_session_over_the_span_limit_is_cut_with_the_reason_and_the_rest_evaluated(
     tmp_path: Path,
 ) -> None:
