@@ -8,12 +8,11 @@ else. ``unpack_sessions(pack_sessions(s))`` equals ``s`` field for field.
 
 from __future__ import annotations
 
-import gc
 import pickle
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any
 
+from aem.gcpause import collector_paused
 from aem.model import ClosedSession, SourceRef, SpanEvent, SpanRecord
 
 SpanTuple = tuple[Any, ...]
@@ -95,27 +94,12 @@ def unpack_sessions(data: bytes) -> list[ClosedSession]:
         ]
 
 
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused for a burst of allocation that makes no cycles.
-
-    Why: (un)pickling builds tens of thousands of containers at once, and each few hundred
-    trigger a collection that walks the young ones again and, as they pile up, the old
-    ones: in the reading process, which holds every report so far, the reports of 200
-    generated sessions took 0.5 s to unpickle, 0.1 s without collections. Nothing made
-    in such a burst is cyclic garbage, so nothing is left behind for the collector.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def loads(data: bytes) -> Any:
-    """``pickle.loads`` with the collector paused (:func:`collector_paused`)."""
+    """``pickle.loads`` with the collector paused (:func:`aem.gcpause.collector_paused`).
+
+    Why: (un)pickling builds tens of thousands of containers at once, none of them cyclic
+    garbage; in the reading process, which holds every report so far, collections made the
+    reports of 200 generated sessions take 0.5 s to unpickle, 0.1 s without them."""
     with collector_paused():
         return pickle.loads(data)
 
