@@ -162,10 +162,16 @@ def task_texts(session: Session) -> list[str]:
     """
     texts = list(session.user_inputs)
     ids = {s.span_id for s in session.spans}
+    # Attribute name → (instructions, task): spans repeat a few names, searched once each.
+    kinds: dict[str, tuple[bool, bool]] = {}
     for span in session.spans:
         is_root = span.parent_span_id is None or span.parent_span_id not in ids
         for key, value in span.attributes.items():
-            wanted = _INSTRUCTIONS_KEY.search(key) or (is_root and _TASK_KEY.search(key))
+            kind = kinds.get(key)
+            if kind is None:
+                kind = (bool(_INSTRUCTIONS_KEY.search(key)), bool(_TASK_KEY.search(key)))
+                kinds[key] = kind
+            wanted = kind[0] or (is_root and kind[1])
             if wanted and isinstance(value, str | list | dict) and value:
                 texts.append(value if isinstance(value, str) else json.dumps(value))
     return list(dict.fromkeys(texts))

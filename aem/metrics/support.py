@@ -127,16 +127,17 @@ class SeenValues:
         keyed: bool = True,
     ) -> SeenValues:
         """Values of ``texts``; a ``(source, text)`` pair names where its numbers came
-        from, so a derivation can say which tool result it used. ``keyed=False`` leaves
-        out the numbers of JSON texts by key path (``quantities`` only derivations read),
-        for a :class:`ValueIndex`, which looks values up and derives nothing."""
+        from, so a derivation can say which tool result it used. ``keyed=False`` gathers
+        only what a :class:`ValueIndex` looks up (it derives nothing): the numbers, ids
+        and dates, without ``quantities`` (which only derivations read) or ``text``."""
         evidence = cls()
         chunks = []
         for item in texts:
             source, text = item if isinstance(item, tuple) else ("input", item)
             if not text:
                 continue
-            chunks.append(text.lower())
+            if keyed:
+                chunks.append(text.lower())
             evidence._add(text, source, settings, keyed)
         evidence.numbers.sort()
         evidence.text = "\n".join(chunks)
@@ -147,7 +148,8 @@ class SeenValues:
             if value.kind == "number":
                 number = float(value.value)  # type: ignore[arg-type]
                 self.numbers.append(number)
-                self.quantities.append(Quantity(number, value.raw, value.unit, None, source))
+                if keyed:
+                    self.quantities.append(Quantity(number, value.raw, value.unit, None, source))
             elif value.kind in ("date", "period"):
                 first, last = day_range(value)
                 self.dates.append((first, last, value.raw))
@@ -163,7 +165,8 @@ class SeenValues:
                 self.quantities.extend(keyed_quantities(text, source, settings))
             for computed in arithmetic_results(text):
                 self.numbers.append(computed.value)
-                self.quantities.append(computed)
+                if keyed:
+                    self.quantities.append(computed)
 
     def supports(
         self, value: StatedValue, settings: CompareSettings, *, date_slack_days: int = 0
@@ -225,6 +228,9 @@ class SeenValues:
 
 
 _ARITHMETIC = re.compile(r"^[\d\s.+\-*/()]+$")
+# What every string arithmetic_results reads contains: a JSON string of _ARITHMETIC's
+# characters with an operator in it (one search, not a match per string of the text).
+_MAY_HOLD_ARITHMETIC = re.compile(r'"[\d\s.()]*[+\-*/][\d\s.+\-*/()]*"')
 _OPERATORS: dict[type, Callable[[float, float], float]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -241,6 +247,8 @@ def arithmetic_results(text: str) -> list[Quantity]:
     it in the open; each sub-expression is a value it saw, not a coincidence.
     """
     found: list[Quantity] = []
+    if not _MAY_HOLD_ARITHMETIC.search(text):
+        return found
     for string in re.findall(r'"((?:[^"\\]|\\.)*)"', text):
         if not _ARITHMETIC.match(string) or not any(op in string for op in "+-*/"):
             continue

@@ -1,13 +1,17 @@
-"""The cheap checks that let extraction skip a scan never skip one that would find
-something: on texts made of the very pieces the full patterns look for (and noise
-around them), a text a check turns away holds no match of the pattern it guards."""
+"""The cheap checks that let extraction (and value support's arithmetic) skip a scan
+never skip one that would find something: on texts made of the very pieces the full
+patterns look for (and noise around them), a text a check turns away holds no match of
+the pattern it guards."""
 
 from __future__ import annotations
+
+import re
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from aem.compare import clock, textkinds
+from aem.metrics import support
 
 PIECES = [
     # times and days
@@ -46,3 +50,17 @@ def test_the_checks_let_through_what_they_guard() -> None:
     assert all(clock._MAY_HOLD_TIME.search(t) for t in ("08:30", "7 p.m.", "11AM"))
     assert all(clock._MAY_HOLD_DAY.search(t) for t in ("May 26", "3 мая"))
     assert not textkinds._may_be_inline("Your order ORD-0000042 totals $655.81.")
+
+
+ARITHMETIC_PIECES = ['"', "12", " + ", "(", ")", ".", "-", "*", "/", "a", '\\"', ",", ":", "{", "}"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(ARITHMETIC_PIECES), max_size=14).map("".join))
+@example('{"expression": "364 + (210 + 370)"}')
+def test_a_text_the_arithmetic_check_turns_away_holds_no_arithmetic(text: str) -> None:
+    strings = re.findall(r'"((?:[^"\\]|\\.)*)"', text)
+    written = [s for s in strings if support._ARITHMETIC.match(s) and set(s) & set("+-*/")]
+    if not support._MAY_HOLD_ARITHMETIC.search(text):
+        assert not written, text
+    assert bool(support.arithmetic_results(text)) <= bool(written)
