@@ -6,8 +6,8 @@ a slow session takes CPU (and the GIL) from receiving. Here a session is packed
 (:func:`aem.engines.pool.shared_pool`: a forkserver with the metrics and, when text is
 compared with torch, sentence-transformers imported once; the embedding model's weights
 loaded once per worker when a session first compares text) and its report comes back,
-pickled compactly; the evaluator threads of the pipeline each wait for one session, so the pipeline —
-commit, outbox, dead letters — is the same as in-process. Each worker builds the same
+pickled compactly; the evaluator threads of the pipeline each wait for one session, so
+the pipeline — commit, outbox, dead letters — is the same as in-process. Each worker builds the same
 :class:`~aem.evaluate.Evaluator` from the same configuration and cases, so the verdicts
 are the ones ``aem audit`` gives.
 
