@@ -116,3 +116,26 @@ def test_declared_json_schema_is_checked_without_a_case() -> None:
     assert outcome == "fail" and "JSON Schema" in why and "city" in why
     assert _verdicts(_audit(), "argument_validity")["get_weather"][0] == "pass"
     assert _verdicts(_audit(), "argument_validity")["add"][0] == "skip"  # no schema, no case
+
+
+def test_each_session_is_checked_against_its_own_declared_schema() -> None:
+    """Validators are reused across sessions by schema content, never by tool name: one
+    evaluator sees the same tool declared three ways, and each session gets its own."""
+    evaluator = Evaluator()
+
+    def verdict(schema: dict[str, Any], city: Any) -> str:
+        session = make_session(
+            make_tool_call("get_weather", {"city": city}, result="rainy"),
+            make_turn("answer", "weather_agent", text="It is rainy."),
+            edges=[("t1", "t2")],
+            tool_definitions={"get_weather": schema},
+        )
+        return _verdicts(evaluator.evaluate(session), "argument_validity")["get_weather"][0]
+
+    integer_city = {**SCHEMA, "properties": {"city": {"type": "integer"}}}
+    assert verdict(SCHEMA, 5) == "fail"
+    assert verdict(integer_city, 5) == "pass"  # same tool, another schema
+    assert verdict(SCHEMA, 5) == "fail"  # the first schema's validator, reused
+    unusable = {"type": "object", "properties": {"city": {"type": 7}}}
+    assert verdict(unusable, 5) == "skip"
+    assert verdict(unusable, "Paris") == "skip"  # an unusable schema is said so every time
