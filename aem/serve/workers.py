@@ -112,8 +112,21 @@ class PoolEvaluate:
         self._warm(self._pool)
 
     def _warm(self, pool: ProcessPoolExecutor) -> None:
-        for _ in range(self.workers):
-            pool.submit(_warm, self._key, self._job)
+        """Start the workers and build their evaluators, from a thread of its own.
+
+        Why a thread: the first ``submit`` forks the workers, and a fork waits for the
+        forkserver to finish importing sentence-transformers (about 10 s of CPU). Waited
+        for here, the server's start — receivers, ports file, the pruner's first pass —
+        would wait too, so a restart could outlast a short retention window."""
+
+        def warm() -> None:
+            try:
+                for _ in range(self.workers):
+                    pool.submit(_warm, self._key, self._job)
+            except RuntimeError:  # the pool shut down first (a quick stop)
+                pass
+
+        threading.Thread(target=warm, name="aem-pool-warm", daemon=True).start()
 
     def __call__(self, session: ClosedSession) -> SessionReport:
         packed = pack_sessions([session])
