@@ -21,6 +21,7 @@ which is cheaper than splitting it.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Iterator
 
@@ -41,15 +42,6 @@ def _key(pattern: str) -> tuple[str | None, bool]:
         if inside and (inner is None or len(run) > len(inner)):
             inner = run
     return (inner, True) if inner is not None else (longest, False)
-
-
-def _shared_prefix(words: list[str]) -> str:
-    """The longest prefix of every word (that of the first and last in sorted order)."""
-    first, last = min(words), max(words)
-    size = 0
-    while size < min(len(first), len(last)) and first[size] == last[size]:
-        size += 1
-    return first[:size]
 
 
 class PatternFinder:
@@ -170,7 +162,7 @@ class _HeadScan:
                 if key[:2] == head:
                     openings.setdefault(key[:shortest], set()).add(len(key))
             self.heads[head] = (
-                _shared_prefix(list(openings)),
+                os.path.commonprefix(list(openings)),  # noqa: RUF071 - by character, as wanted
                 shortest,
                 {opening: tuple(sorted(sizes)) for opening, sizes in openings.items()},
             )

@@ -511,14 +511,14 @@ def derive(
 
 
 # The cue words of what is left of an amount (not "additional", "difference", "refund").
-_WHAT_REMAINS = re.compile(r"remain|left|balance|leav", re.IGNORECASE)
+_WHAT_REMAINS = re.compile(r"remain|left|balance", re.IGNORECASE)
 
 
 def _balance(number: float, tolerance: float, pools: dict[str, list[Quantity]]) -> str | None:
     """``held - spent``: an amount of a result row (a certificate's ``amount: 500``) less
     an amount the turn states in the claim's currency ("the booking is $299 … $201
     remaining"). Only a claim that reads as what is left (a balance, "remaining",
-    "leaving") gets here."""
+    "left") gets here."""
     spent = [q for q in pools.get("unit", []) if q.source == _OWN and q.value > 0]
     for group, pool in pools.items():
         if group in ("unit", "own"):
