@@ -36,7 +36,7 @@ lint: setup
 /usr/bin/chromium:
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
-# A real Phoenix for tests/live/test_phoenix_guide.py, in a virtualenv of its own: its pins
+# A real Phoenix for tests/serve/test_phoenix_guide.py, in a virtualenv of its own: its pins
 # (OpenTelemetry, SQLAlchemy, grpcio …) conflict with AEM's. When it cannot be installed the
 # test says so and skips; a partial install is removed so the next run tries again.
 PHOENIX_VENV ?= .venv-phoenix

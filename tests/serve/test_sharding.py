@@ -17,8 +17,8 @@ import httpx
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from tests.live.conftest import send, wait_for
-from tests.live.expected import (
+from tests.serve.conftest import send, wait_for
+from tests.serve.expected import (
     CASES,
     SAMPLES,
     assert_same_verdicts,

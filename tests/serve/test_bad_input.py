@@ -10,7 +10,7 @@ import httpx
 import pytest
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
-from tests.live.expected import SAMPLES
+from tests.serve.expected import SAMPLES
 
 pytestmark = pytest.mark.slow
 
@@ -21,7 +21,7 @@ GOOD_LINE = (SAMPLES / "weather_genai.otlp.jsonl").read_text().splitlines()[0]
 
 @pytest.fixture(scope="module")
 def serve(tmp_path_factory):
-    from tests.live.conftest import Serve
+    from tests.serve.conftest import Serve
 
     server = Serve(
         tmp_path_factory.mktemp("bad") / "serve",

@@ -1,7 +1,7 @@
 """A separate-process OTLP client: re-sends OTLP/JSON sample lines through the real
 ``OTLPSpanExporter`` (gRPC or HTTP) and prints what it exported as JSON.
 
-Run as ``python tests/live/sender.py --protocol grpc --endpoint 127.0.0.1:4317 FILES``.
+Run as ``python tests/serve/sender.py --protocol grpc --endpoint 127.0.0.1:4317 FILES``.
 Each input line becomes one ``export()`` call (the exporter's own retry handles
 RESOURCE_EXHAUSTED / 429 with the server's retry hint); the process exits non-zero if an
 export finally failed, so a test can tell "sent" from "given up".

@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from tests.live.conftest import free_port, metric, send, wait_for
-from tests.live.downstream import Downstream
-from tests.live.expected import CASES, sample_files, sessions_in
+from tests.serve.conftest import free_port, metric, send, wait_for
+from tests.serve.downstream import Downstream
+from tests.serve.expected import CASES, sample_files, sessions_in
 
 pytestmark = pytest.mark.slow
 

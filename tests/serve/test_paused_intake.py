@@ -18,15 +18,15 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
 from opentelemetry.sdk.trace.export import SpanExportResult
 from opentelemetry.trace import SpanContext, TraceFlags
 
-from tests.live.conftest import metric, wait_for
-from tests.live.expected import (
+from tests.serve.conftest import metric, wait_for
+from tests.serve.expected import (
     CASES,
     SAMPLES,
     assert_same_verdicts,
     delivered_verdicts,
     expected_verdicts,
 )
-from tests.live.sender import read_lines
+from tests.serve.sender import read_lines
 
 pytestmark = pytest.mark.slow
 

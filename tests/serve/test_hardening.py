@@ -22,9 +22,9 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from bench.serve.attackers import IdleConnection, SlowBody, SlowHeaders, closed_by_peer, connect
 from bench.serve.workload import session_copies
-from tests.live.conftest import metric, send, wait_for
-from tests.live.expected import SAMPLES
-from tests.live.test_tls import self_signed
+from tests.serve.conftest import metric, send, wait_for
+from tests.serve.expected import SAMPLES
+from tests.serve.test_tls import self_signed
 
 pytestmark = pytest.mark.slow
 

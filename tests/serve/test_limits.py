@@ -16,8 +16,8 @@ import time
 import httpx
 import pytest
 
-from tests.live.conftest import metric, send, wait_for
-from tests.live.expected import SAMPLES
+from tests.serve.conftest import metric, send, wait_for
+from tests.serve.expected import SAMPLES
 
 pytestmark = pytest.mark.slow
 

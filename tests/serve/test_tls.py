@@ -14,8 +14,8 @@ import grpc
 import pytest
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
-from tests.live.conftest import metric, send, wait_for
-from tests.live.expected import CASES, SAMPLES
+from tests.serve.conftest import metric, send, wait_for
+from tests.serve.expected import CASES, SAMPLES
 
 pytestmark = pytest.mark.slow
 

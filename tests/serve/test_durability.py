@@ -8,9 +8,9 @@ from collections import Counter
 
 import pytest
 
-from tests.live.conftest import free_port, send, wait_for
-from tests.live.downstream import Downstream
-from tests.live.expected import (
+from tests.serve.conftest import free_port, send, wait_for
+from tests.serve.downstream import Downstream
+from tests.serve.expected import (
     CASES,
     assert_same_verdicts,
     delivered_verdicts,

@@ -12,8 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.live.conftest import send
-from tests.live.expected import CASES, expected_verdicts, sample_files
+from tests.serve.conftest import send
+from tests.serve.expected import CASES, expected_verdicts, sample_files
 
 pytestmark = pytest.mark.slow
 

@@ -15,7 +15,7 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
 from bench.serve.workload import session_copies
-from tests.live.conftest import wait_for
+from tests.serve.conftest import wait_for
 
 pytestmark = pytest.mark.slow
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.live.conftest import send, wait_for
-from tests.live.expected import (
+from tests.serve.conftest import send, wait_for
+from tests.serve.expected import (
     CASES,
     assert_same_verdicts,
     delivered_verdicts,

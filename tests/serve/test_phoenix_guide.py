@@ -31,7 +31,7 @@ import httpx
 import pytest
 
 from tests.conftest import run_audit
-from tests.live.conftest import ROOT, SAMPLES, free_port, send
+from tests.serve.conftest import ROOT, SAMPLES, free_port, send
 
 pytestmark = pytest.mark.slow
 

@@ -26,8 +26,8 @@ from prometheus_client import Counter
 from aem.model import SourceRef, SpanRecord
 from aem.serve.settings import ServeSettings
 from aem.serve.supervisor import Supervisor
-from tests.live.conftest import PY, ROOT, metric, send, wait_for
-from tests.live.expected import SAMPLES
+from tests.serve.conftest import PY, ROOT, metric, send, wait_for
+from tests.serve.expected import SAMPLES
 
 pytestmark = pytest.mark.slow
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.live.conftest import send, wait_for
-from tests.live.downstream import Downstream
-from tests.live.expected import (
+from tests.serve.conftest import send, wait_for
+from tests.serve.downstream import Downstream
+from tests.serve.expected import (
     CASES,
     assert_same_verdicts,
     delivered_verdicts,
