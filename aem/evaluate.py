@@ -13,7 +13,6 @@ import networkx as nx
 
 from aem.cases import Case
 from aem.compare.extract import values_memoised
-from aem.config import AemConfig
 from aem.gcpause import collector_paused
 from aem.graph import attach_graph
 from aem.metrics.base import OBSERVATION, Metric, MetricContext, role_of
@@ -35,6 +34,7 @@ from aem.model import (
 )
 from aem.propagation import propagate_failures
 from aem.ranking import categorize, rank_categories, rank_root_causes, signature
+from aem.settings import AemConfig
 from collectors.sessions.repair import public_span_id
 from collectors.sessions.turns import session_turn
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from aem.cases import Case
-from aem.config import AemConfig
 from aem.model import AuditReport, GateResult, GateRow, MetricResult, Outcome, SessionReport
+from aem.settings import AemConfig
 
 # The metrics a gate counts: the groundedness criterion includes the oos refusal.
 GATE_METRICS: dict[str, tuple[str, ...]] = {"groundedness": ("groundedness", "refusal")}

@@ -15,8 +15,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from aem.config import ConfigError, TaxonomyRule, config_error, read_toml
 from aem.model import AuditReport, CategoryShare, RankedRootCause, SessionReport
+from aem.settings import TaxonomyRule, read_toml
+from aem.strict import ConfigError, config_error
 
 
 def categorize(

@@ -25,10 +25,10 @@ from typing import Any
 import networkx as nx
 
 from aem.cases import Case
-from aem.config import AemConfig
 from aem.metrics.base import Metric
 from aem.metrics.context import MetricContext
 from aem.model import Document, MetricResult, Session, ToolCall, Turn, TurnKind
+from aem.settings import AemConfig
 
 __all__ = [
     "InMemorySink",

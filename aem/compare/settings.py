@@ -1,7 +1,7 @@
 """Thresholds and tolerances of the semantic comparison.
 
 Why a model: every threshold is configuration, never a constant in code, and every
-verdict reports the threshold it used. ``aem.config.AemConfig`` composes it as
+verdict reports the threshold it used. ``aem.settings.AemConfig`` composes it as
 ``compare``, so ``--set compare.number_abs_tol=0.5`` reaches it; unknown keys are errors.
 """
 
@@ -10,13 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from aem.strict import StrictSettings
 
 
-class CompareSettings(BaseModel):
+class CompareSettings(StrictSettings):
     """Every threshold of the semantic comparison; none lives as a constant in code."""
-
-    model_config = ConfigDict(extra="forbid")
 
     # --- free text -------------------------------------------------------------------
     text_similarity_threshold: float = Field(

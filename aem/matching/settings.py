@@ -2,18 +2,18 @@
 
 Why next to matching: these settings are read by the matcher and by both metrics built
 on its result (``tool_choice`` and ``argument_validity``), so they belong to neither
-metric. ``aem.config.AemConfig`` composes this model as ``[matching]``.
+metric. ``aem.settings.AemConfig`` composes this model as ``[matching]``.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from aem.strict import StrictSettings
 
 
-class MatchSettings(BaseModel):
+class MatchSettings(StrictSettings):
     """Tool-set matching configuration; unknown keys are errors, not silently ignored."""
-
-    model_config = ConfigDict(extra="forbid")
 
     pass_threshold: float = Field(
         default=1.0,

@@ -16,7 +16,6 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from aem.config import MOVED_KEYS, AemConfig, ConfigError, closest, config_error, dotted_key
 from aem.metrics.base import (
     CAUSE,
     DEFAULT_PRECEDENCE,
@@ -26,6 +25,8 @@ from aem.metrics.base import (
     NoSettings,
     Role,
 )
+from aem.settings import AemConfig
+from aem.strict import MOVED_KEYS, ConfigError, closest, config_error, dotted_key
 
 ENTRY_POINT_GROUP = "aem.metrics"
 

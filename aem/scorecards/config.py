@@ -21,37 +21,34 @@ import hashlib
 import json
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from aem.scorecards.definition import PipelineDefinition
 from aem.scorecards.files import DocumentError, read_document
+from aem.strict import FrozenSettings
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Participation(_Strict):
+class Participation(FrozenSettings):
     """One step of the explicit participation list; weight 0 is a recorded "does not count"."""
 
     step: str = Field(min_length=1)
     weight: float = Field(ge=0)
 
 
-class Scale(_Strict):
+class Scale(FrozenSettings):
     """The total's scale in step points. ``max`` is derived; a stated one must match it."""
 
     min: float = Field(0.0, ge=0)
     max: float | None = Field(None, gt=0)
 
 
-class Level2(_Strict):
+class Level2(FrozenSettings):
     participation: list[Participation]
     scale: Scale = Field(default_factory=lambda: Scale.model_validate({}))
     pass_threshold: float = Field(ge=0, description="a total at or above it has passed")
 
 
-class ScorecardConfig(_Strict):
+class ScorecardConfig(FrozenSettings):
     definition: Path | None = Field(
         None, description="the pipeline definition file, relative to this config"
     )

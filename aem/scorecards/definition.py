@@ -9,17 +9,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from aem.scorecards.contract import CriterionMode, StepKind
 from aem.scorecards.files import DocumentError, read_document
+from aem.strict import FrozenSettings
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Criterion(_Strict):
+class Criterion(FrozenSettings):
     """One level-1 criterion of a prompt: points up to ``max``, or a pipeline blocker."""
 
     name: str = Field(min_length=1)
@@ -33,7 +30,7 @@ class Criterion(_Strict):
         return self
 
 
-class Scoring(_Strict):
+class Scoring(FrozenSettings):
     """A prompt's level-1 scoring: its criteria; the step's maximum is their sum."""
 
     criteria: list[Criterion] = Field(min_length=1)
@@ -46,17 +43,17 @@ class Scoring(_Strict):
         return next((c for c in self.criteria if c.name == name), None)
 
 
-class Prompt(_Strict):
+class Prompt(FrozenSettings):
     scoring: Scoring | None = None
 
 
-class Step(_Strict):
+class Step(FrozenSettings):
     name: str = Field(min_length=1)
     kind: StepKind
     prompt: str | None = None
 
 
-class PipelineDefinition(_Strict):
+class PipelineDefinition(FrozenSettings):
     """Steps in order, and the prompts LLM-analysis steps refer to."""
 
     name: str = Field(min_length=1)

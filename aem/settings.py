@@ -1,0 +1,176 @@
+"""The configuration's schema: one strict pydantic model per table, and the raw TOML
+reading and ``--set`` overrides that come before validation.
+
+Why apart from loading (``aem.config``): this module imports no metric, so everything
+below the metrics (judges, the evaluator's services, rankings) can read settings without
+pulling in the metric registry. A metric's own ``[metrics."<name>"]`` table is kept raw
+here and checked against that metric's settings model by the loader, which sits above the
+metrics; the same holds for every other plug-in's table.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from aem.compare.settings import CompareSettings
+from aem.judges.settings import JudgeSettings
+from aem.matching.settings import MatchSettings
+from aem.strict import ConfigError, StrictSettings, dotted_key
+
+# Tables of the same TOML file that another command reads and validates (``aem serve``).
+OTHER_COMMANDS_TABLES = frozenset({"serve"})
+
+
+class MetricsSettings(BaseModel):
+    """Which metrics run, plus one settings table per metric, keyed by its report name.
+
+    Every key other than ``disabled`` and ``plugins`` is a metric's report name; its table
+    is checked against that metric's settings model when metrics are resolved, so an
+    unknown name is an error, not an ignored table.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    disabled: list[str] = Field(
+        default_factory=list, description="report names of metrics not to run"
+    )
+    plugins: list[str] = Field(
+        default_factory=list, description="extra metrics as 'module:attribute'"
+    )
+
+    @model_validator(mode="after")
+    def _tables_are_tables(self) -> MetricsSettings:
+        for name, table in self.tables.items():
+            if not isinstance(table, dict):
+                raise ValueError(f"{dotted_key(('metrics', name))}: expected a table of settings")
+        return self
+
+    @property
+    def tables(self) -> dict[str, Any]:
+        """``{report name: raw settings table}`` as written in the configuration."""
+        return dict(self.model_extra or {})
+
+
+class TaxonomyRule(StrictSettings):
+    """One ``[[taxonomy]]`` rule: every condition given must hold (docs/taxonomy.md)."""
+
+    category: str
+    metric: str | None = None
+    kind: str | None = None
+    name: str | None = None
+    # A regular expression searched in the failed metric's explanation (case-sensitive
+    # unless it starts with ``(?i)``); checked when the configuration is loaded.
+    explanation: str | None = None
+
+    @model_validator(mode="after")
+    def _pattern_compiles(self) -> TaxonomyRule:
+        if self.explanation is not None:
+            try:
+                re.compile(self.explanation)
+            except re.error as exc:
+                raise ValueError(
+                    f"explanation: not a regular expression ({exc}): {self.explanation!r}"
+                ) from exc
+        return self
+
+
+class AssemblySettings(StrictSettings):
+    """How spans become sessions, and how large one session may grow.
+
+    The size limits bound time and memory: a session over one is evaluated on its first
+    spans (or turns) and marked ``cut`` with an issue naming the limit; 0 turns a limit
+    off. The defaults are those of ``collectors.assembler.DEFAULT_MAX_SESSION_SPANS`` and
+    ``collectors.sessions.build.DEFAULT_MAX_SESSION_TURNS``.
+    """
+
+    # Files have no wall clock: a session whose root span has ended is closed after this
+    # many further spans without one of its own (bounds memory on huge files).
+    idle_spans: int = Field(default=20_000, ge=1)
+    max_session_spans: int = Field(
+        default=100_000,
+        ge=0,
+        description="spans held for one session; the rest are counted, not kept, and the "
+        "session is evaluated on its first spans and marked cut (0: no limit)",
+    )
+    max_session_turns: int = Field(
+        default=20_000,
+        ge=0,
+        description="turns evaluated in one session; a session with more keeps its first "
+        "turns and is marked cut (0: no limit)",
+    )
+
+    @property
+    def span_limit(self) -> int | None:
+        """``max_session_spans`` as the assembler takes it (None: no limit)."""
+        return self.max_session_spans or None
+
+    @property
+    def turn_limit(self) -> int | None:
+        """``max_session_turns`` as session building takes it (None: no limit)."""
+        return self.max_session_turns or None
+
+
+class AemConfig(StrictSettings):
+    compare: CompareSettings = Field(default_factory=CompareSettings)
+    matching: MatchSettings = Field(default_factory=MatchSettings)
+    metrics: MetricsSettings = Field(default_factory=MetricsSettings)
+    taxonomy: list[TaxonomyRule] = Field(default_factory=list)
+    assembly: AssemblySettings = Field(default_factory=AssemblySettings)
+    # Named judges for the LLM checks and ``judge.step`` (aem.judges.settings); the
+    # embedded judge exists without a table.
+    judges: dict[str, JudgeSettings] = Field(default_factory=dict)
+
+
+def apply_override(data: dict[str, Any], item: str) -> None:
+    """Apply one ``--set key.path=value`` to raw configuration data, in place.
+
+    The key is a TOML dotted key, so a quoted part may hold dots; the value is a TOML
+    value, or else taken as a bare string.
+
+    >>> data: dict[str, Any] = {}
+    >>> apply_override(data, 'metrics."correctness.truthfulness".require_support=false')
+    >>> data
+    {'metrics': {'correctness.truthfulness': {'require_support': False}}}
+    """
+    key, sep, raw = item.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"override {item!r} is not key.path=value")
+    try:
+        keys = _parse_key(key.strip())
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"override {item!r}: {key.strip()!r} is not a TOML key") from exc
+    _set_keys(data, keys, raw.strip())
+
+
+def _parse_key(dotted: str) -> list[str]:
+    """``a."b.c".d`` → ``["a", "b.c", "d"]``, by letting TOML parse the key."""
+    node: Any = tomllib.loads(f"{dotted} = 0")
+    keys = []
+    while isinstance(node, dict):
+        ((key, node),) = node.items()
+        keys.append(key)
+    return keys
+
+
+def _set_keys(data: dict[str, Any], keys: list[str], raw: str) -> None:
+    node = data
+    for key in keys[:-1]:
+        node = node.setdefault(key, {})
+    try:
+        value: Any = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    node[keys[-1]] = value
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file's tables; invalid TOML is a ``ConfigError`` naming the file."""
+    try:
+        return tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
