@@ -8,8 +8,7 @@ import json
 
 import pytest
 
-from aem.metrics.citations import Source, find_citations, resolve, strip_citations
-from aem.metrics.claims import split_claims
+from aem.evidence import Source, find_citations, resolve, split_claims, strip_citations
 from aem.metrics.groundedness import Groundedness, GroundednessSettings
 from aem.model import Outcome
 from tests.groundedness_kit import evaluate, rag_session, results, session_results
@@ -124,7 +123,7 @@ def test_type_aware_application() -> None:
 
 
 def test_bench_accuracy_reaches_the_target() -> None:
-    from aem.metrics.entailment import Thresholds
+    from aem.evidence import Thresholds
     from bench.groundedness.run import judge_all, load, summary
 
     defaults = GroundednessSettings()

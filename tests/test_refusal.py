@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from aem.evidence import has_cue, offers_help
 from aem.metrics.groundedness import Groundedness
 from aem.metrics.refusal import Refusal
-from aem.metrics.refusal_cues import has_cue, offers_help
 from aem.metrics.truthfulness import Truthfulness
 from aem.model import Outcome
 from tests.groundedness_kit import evaluate, rag_session, results, session_results

@@ -24,8 +24,8 @@ import collectors.assembler
 import collectors.sessions.build as build_module
 from aem.compare.extract import extract_values
 from aem.compare.settings import CompareSettings
+from aem.evidence.queries import seen_by, seen_fully, task_texts
 from aem.graph import _distinctive, _scalars, ancestry, build_turn_graph
-from aem.metrics.queries import seen_by, seen_fully, task_texts
 from aem.model import ClosedSession, Session, SpanRecord, Turn, TurnKind
 from aem.textindex import PatternFinder
 from bench.session_size.workload import generate, otlp_line

@@ -21,11 +21,11 @@ from aem.config import AemConfig
 from aem.datatests.definition import TestError, TestSpec, dataset_cases, load_test
 from aem.datatests.results import Evaluation, RunResult
 from aem.evaluate import Evaluator, build_report
+from aem.evidence import answers_to_user, tool_turns
 from aem.gates import GATE_METRICS, case_result
 from aem.judges.prompts import PROMPT_VERSION
 from aem.judges.registry import build_judge
 from aem.metrics.base import Metric
-from aem.metrics.queries import answers_to_user, tool_turns
 from aem.metrics.registry import registered_metrics, resolve_metrics
 from aem.model import ClosedSession, InputIssue, MetricResult, Outcome, SessionReport
 from aem.store import Store
@@ -123,15 +123,16 @@ def _sessions(
     issues: list[InputIssue],
     traces: list[str] | None,
     agent: str | None,
+    config: AemConfig,
 ) -> Iterable[ClosedSession]:
     from aem.datatests.sources import load_agent, sessions_from_agent, sessions_from_traces
 
     traces = traces or spec.source.get("traces")
     agent = agent or spec.source.get("agent")
     if agent:
-        return sessions_from_agent(load_agent(agent), cases, issues)
+        return sessions_from_agent(load_agent(agent), cases, issues, config.assembly)
     if traces:
-        return sessions_from_traces(traces, issues)
+        return sessions_from_traces(traces, issues, config.assembly)
     raise TestError(f"test {spec.name!r} has no source: give --traces PATH or --agent module:fn")
 
 
@@ -246,7 +247,7 @@ def run_test(
     started = time.time()
     reports: dict[str, SessionReport] = {}
     answers: dict[str, tuple[str | None, list[str]]] = {}
-    for closed in _sessions(spec, cases, issues, traces, agent):
+    for closed in _sessions(spec, cases, issues, traces, agent, config):
         if closed.session_id not in by_id:
             continue
         session = evaluator.build(closed)

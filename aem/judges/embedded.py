@@ -17,9 +17,9 @@ from collections.abc import Callable
 
 from aem.compare.core import SemanticComparator
 from aem.compare.extract import StatedValue, extract_values
+from aem.evidence import SeenValues
 from aem.judges.base import JudgeRequest, JudgeVerdict
 from aem.judges.settings import EMBEDDED, EmbeddedJudgeSettings
-from aem.metrics.support import SeenValues
 
 # An honest "I don't know" (faithful by the rubric); lexical, so it never guesses.
 _DECLINES = re.compile(

@@ -10,8 +10,8 @@ the refusal metric, which needs someone to have said the question is out of scop
 
 from __future__ import annotations
 
+from aem.evidence import session_gathered
 from aem.metrics.base import MetricContext
-from aem.metrics.grounding import session_gathered
 from aem.model import Turn, TurnKind
 
 GROUNDED_TYPES = ("happy", "edge")

@@ -18,8 +18,8 @@ from pydantic import Field
 
 from aem.compare.extract import extract_values
 from aem.compare.settings import CompareSettings
+from aem.evidence import SeenValues
 from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
-from aem.metrics.support import SeenValues
 from aem.model import Evidence, MetricResult, Outcome
 
 NAME = "correctness.completeness"

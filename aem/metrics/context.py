@@ -12,12 +12,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from aem import evidence as queries
 from aem.cases import Case
-from aem.config import AemConfig
-from aem.metrics import queries
-from aem.metrics.queries import Seen, SessionMatch
-from aem.metrics.recovery import recovered_by
+from aem.evidence import Seen, SessionMatch, recovered_by
 from aem.model import Session, Turn
+from aem.settings import AemConfig
 
 if TYPE_CHECKING:
     from aem.compare import SemanticComparator
@@ -75,7 +74,7 @@ class MetricContext:
 
     def recovery(self, turn: Turn) -> Turn | None:
         """The later call that recovered ``turn``'s failed call, if any (the one rule,
-        :func:`aem.metrics.recovery.recovered_by`), answered once per failed call."""
+        :func:`aem.evidence.recovery.recovered_by`), answered once per failed call."""
         if turn.turn_id not in self._recovery:
             self._recovery[turn.turn_id] = recovered_by(
                 turn, self.tool_turns, self.comparator, self.config.matching

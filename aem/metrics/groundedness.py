@@ -4,12 +4,12 @@ and the answer cites at least one source ``[N]``.
 Judged on answers to the user (not on reasoning turns: their text is the agent's own
 working, which the user never reads). The answer is split into claims (sentences and list
 items; greetings and offers of help are not claims). The context is what the answer turn
-saw (:mod:`aem.metrics.grounding`): ancestor retrievals' documents, ancestor tool
+saw (:mod:`aem.evidence.grounding`): ancestor retrievals' documents, ancestor tool
 results, the user's question. Checks, in order:
 
 1. every citation (``[N]``, ``[N, M]``, ``[N][M]``, ``[id]``) points at a source the
    agent had — else ``dangling citation``, a failure of its own;
-2. every claim is supported (:mod:`aem.metrics.entailment`, or the configured judge) —
+2. every claim is supported (:mod:`aem.evidence.entailment`, or the configured judge) —
    else the first unsupported claim is quoted with its closest passage and similarity;
 3. at least one citation, when the context holds documents (``require_citation``) —
    else ``no [N] citation``.
@@ -26,14 +26,22 @@ from typing import Literal
 
 from pydantic import Field
 
+from aem.evidence import (
+    Citation,
+    Claim,
+    ClaimCheck,
+    Grounding,
+    Thresholds,
+    check_claims,
+    find_citations,
+    grounding_of,
+    resolve,
+    split_claims,
+)
 from aem.judges.base import JudgeConfigError
 from aem.metrics import judged
 from aem.metrics.applies import gets_groundedness, requires_context
 from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
-from aem.metrics.citations import Citation, find_citations, resolve
-from aem.metrics.claims import Claim, split_claims
-from aem.metrics.entailment import ClaimCheck, Thresholds, check_claims
-from aem.metrics.grounding import Grounding, grounding_of
 from aem.model import Evidence, MetricResult, Outcome, Turn
 
 NAME = "groundedness"

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from aem.evidence import Grounding
 from aem.judges.base import Judge, JudgeRequest, JudgeVerdict
 from aem.judges.settings import EMBEDDED
 from aem.metrics.base import MetricContext, result
-from aem.metrics.grounding import Grounding
 from aem.model import Evidence, MetricResult, Outcome, Turn
 
 _PIECE = 1_500

@@ -6,7 +6,7 @@ Judged on the last answer to the user of ``oos`` cases only (:mod:`aem.metrics.a
 The embedded default, English and Russian:
 
 * a sentence declines when it has a cue phrase (``I don't know``, ``не знаю``…) or its
-  embedding is close to one of AEM's refusal exemplars (:mod:`aem.metrics.refusal_cues`);
+  embedding is close to one of AEM's refusal exemplars (:mod:`aem.evidence.refusal_cues`);
 * no value (number, price, date, id) may be stated that the context does not hold (the
   question's own date may be repeated);
 * every other sentence — not declining, not offering a human — must be supported by
@@ -25,15 +25,24 @@ from pydantic import Field
 
 from aem.compare.embedder import TextEmbedder
 from aem.compare.extract import extract_claims
+from aem.evidence import (
+    EXEMPLARS,
+    Grounding,
+    Thresholds,
+    check_claims,
+    cyrillic,
+    grounding_of,
+    has_cue,
+    is_claim,
+    offers_help,
+    sentence_pieces,
+    value_supported,
+)
 from aem.judges.base import JudgeConfigError
 from aem.metrics import judged
 from aem.metrics.applies import gets_refusal
 from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
-from aem.metrics.claims import is_claim, sentence_pieces
-from aem.metrics.entailment import Thresholds, check_claims, value_supported
 from aem.metrics.groundedness import GroundednessSettings
-from aem.metrics.grounding import Grounding, grounding_of
-from aem.metrics.refusal_cues import EXEMPLARS, cyrillic, has_cue, offers_help
 from aem.model import Evidence, MetricResult, Outcome, Turn
 
 NAME = "refusal"

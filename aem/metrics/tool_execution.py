@@ -5,7 +5,7 @@ flagged only where the case expects data (case field ``expect_data``: tool names
 ``true`` for every tool) — an empty search result is often the right answer.
 A tool error the agent recovered from (a later call with the same intent — the same tool,
 equivalent arguments — in the same context succeeded; the rule is
-:func:`aem.metrics.recovery.recovered_by`, which the claimed-success check shares) follows
+:func:`aem.evidence.recovery.recovered_by`, which the claimed-success check shares) follows
 ``[metrics.tool_execution] recovered_error_outcome``.
 """
 

@@ -19,9 +19,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from aem.cases import ExpectedToolCall
+from aem.evidence import SessionMatch
 from aem.matching.names import tool_key
 from aem.metrics.base import BaseMetric, MetricContext, NoSettings, result
-from aem.metrics.queries import SessionMatch
 from aem.metrics.tool_schema import UnusableSchema, usable_validator
 from aem.model import Evidence, MetricResult, Outcome, Turn
 

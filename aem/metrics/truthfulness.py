@@ -10,7 +10,7 @@ fact in the explanation. Dates a turn merely mentions (today's date, a birthday)
 to no fact and are left alone.
 
 Reasoning and answer turns must also be *supported*: every distinctive number, date or
-id they state must appear in what the turn could see (``aem.metrics.support``) — else the
+id they state must appear in what the turn could see (``aem.evidence.support``) — else the
 turn fails with the value and the closest evidence. When an ancestor tool call has no
 result in the trace, unsupported values cannot be judged: the turn is skipped, saying so.
 """
@@ -25,15 +25,16 @@ from typing import Any
 from pydantic import Field
 
 from aem.compare.extract import StatedValue, extract_claims, extract_values
+from aem.evidence import (
+    ClaimedSuccess,
+    claimed_successes,
+    derive,
+    is_distinctive,
+    unrecovered_failures,
+)
 from aem.graph import ancestry
 from aem.metrics.applies import refusal_owns
 from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
-from aem.metrics.claimed_success import (
-    ClaimedSuccess,
-    claimed_successes,
-    unrecovered_failures,
-)
-from aem.metrics.support import derive, is_distinctive
 from aem.model import Evidence, MetricResult, Outcome, Turn, TurnKind
 
 NAME = "correctness.truthfulness"
@@ -241,7 +242,7 @@ class Truthfulness(BaseMetric[TruthfulnessSettings]):
         self, context: MetricContext, turn: Turn, stated: list[tuple[StatedValue, str | None]]
     ) -> _Support:
         """Distinctive stated values nothing the turn saw supports, directly or as an
-        aggregate (:func:`aem.metrics.support.derive`); or why it can't be judged."""
+        aggregate (:func:`aem.evidence.support.derive`); or why it can't be judged."""
         candidates = [value for value, _ in stated if is_distinctive(value)]
         if not candidates:
             return _Support()

@@ -23,8 +23,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from aem.compare import SemanticComparator
+from aem.evidence import EXEMPLARS, cyrillic, has_cue
 from aem.metrics.refusal import RefusalSettings, decline_scores
-from aem.metrics.refusal_cues import EXEMPLARS, cyrillic, has_cue
 from bench.groundedness.run import rates
 
 HERE = Path(__file__).resolve().parent

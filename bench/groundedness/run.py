@@ -24,9 +24,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from aem.compare import SemanticComparator
-from aem.metrics.entailment import ClaimCheck, Thresholds, check_claims
+from aem.evidence import ClaimCheck, Thresholds, build_grounding, check_claims
 from aem.metrics.groundedness import GroundednessSettings
-from aem.metrics.grounding import build_grounding
 
 HERE = Path(__file__).resolve().parent
 

@@ -8,7 +8,7 @@ the conversation, tool calls have ids, arguments reuse values from results): tur
 building, the turn graph, and evaluation with the case-free metrics minus those that
 embed text (``groundedness``, ``refusal``, ``correctness.completeness``: their cost is
 the embedding model's, measured by ``bench/embeddings``). ``correctness.truthfulness``
-is in: its value support looks values up in an index (``aem.metrics.support.ValueIndex``)
+is in: its value support looks values up in an index (``aem.evidence.support.ValueIndex``)
 since issue 14. Prints each stage's time (best of ``--repeat``) and the process CPU
 seconds beside the wall total (on a shared machine wall time measures the neighbours
 too), the process's peak RSS after each size, and the growth exponent, the

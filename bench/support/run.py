@@ -37,10 +37,10 @@ from aem.cases import Case, load_cases
 from aem.compare.extract import extract_claims
 from aem.config import AemConfig
 from aem.evaluate import Evaluator
+from aem.evidence import is_distinctive
 from aem.graph import attach_graph
 from aem.metrics.applies import refusal_owns
 from aem.metrics.context import MetricContext
-from aem.metrics.support import is_distinctive
 from aem.metrics.truthfulness import Truthfulness
 from aem.model import Outcome, Session, TurnKind
 from bench.support.baseline import passes_baseline

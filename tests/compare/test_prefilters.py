@@ -11,7 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from aem.compare import clock, textkinds
-from aem.metrics import support
+from aem.evidence import support
 
 PIECES = [
     # times and days

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from aem.metrics.citations import Citation, find_citations, strip_citations
+from aem.evidence.citations import Citation, find_citations, strip_citations
 
 # Sentence ends: . ! ? … followed by space and an upper-case or digit start, or a line break.
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=[\"'«(\[]?[A-ZА-ЯЁ0-9])|\n+")

@@ -22,10 +22,10 @@ from aem.cases import Case, ExpectedToolCall
 from aem.compare.core import SemanticComparator
 from aem.compare.extract import StatedValue
 from aem.compare.settings import CompareSettings
+from aem.evidence.support import IndexedSeenValues, SeenValues, ValueIndex
 from aem.graph import Ancestry, ancestry
 from aem.matching import ActualCall, ToolSetMatch, match_tool_calls
 from aem.matching.settings import MatchSettings
-from aem.metrics.support import IndexedSeenValues, SeenValues, ValueIndex
 from aem.model import Session, Turn, TurnKind
 
 

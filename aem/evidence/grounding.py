@@ -21,9 +21,9 @@ from typing import Any
 import networkx as nx
 
 from aem.compare.settings import CompareSettings
-from aem.metrics.citations import Source
-from aem.metrics.claims import sentence_pieces, words
-from aem.metrics.support import SeenValues
+from aem.evidence.citations import Source
+from aem.evidence.claims import sentence_pieces, words
+from aem.evidence.support import SeenValues
 from aem.model import Session, ToolCall, Turn, TurnKind
 
 _MAX_LEAVES = 400
@@ -145,7 +145,7 @@ def build_grounding(
     24 hours" — is something the agent was given). ``failed`` holds the 1-based numbers of
     results that are a failed call's error: an error message is not prose an answer
     paraphrases (a claim reporting it is checked by the failure rule of
-    :mod:`aem.metrics.entailment`)."""
+    :mod:`aem.evidence.entailment`)."""
     found = Grounding()
     texts: list[tuple[str, str]] = []
     for doc_id, content in documents:

@@ -35,10 +35,10 @@ from aem.compare.clock import MONTHS_RU
 from aem.compare.core import SemanticComparator
 from aem.compare.extract import StatedValue, extract_claims
 from aem.compare.settings import CompareSettings
-from aem.metrics.claimed_success import reports_done
-from aem.metrics.claims import words
-from aem.metrics.grounding import Grounding, Passage
-from aem.metrics.support import SeenValues, day_range, derive
+from aem.evidence.claimed_success import reports_done
+from aem.evidence.claims import words
+from aem.evidence.grounding import Grounding, Passage
+from aem.evidence.support import SeenValues, day_range, derive
 
 _STOP = frozenset(
     [
@@ -382,7 +382,7 @@ def _missing_value(
 ) -> StatedValue | None:
     """The first value of ``claim`` the context neither holds nor yields as an aggregate
     the claim says it is ("the total is $305" over the fares of one result:
-    :func:`aem.metrics.support.derive`'s strict rule)."""
+    :func:`aem.evidence.support.derive`'s strict rule)."""
     settings = comparator.settings
     answer = answer or Answer(claim, values)
     for value in values:

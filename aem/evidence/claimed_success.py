@@ -2,7 +2,7 @@
 
 A named check of ``correctness.truthfulness``. An answer or reasoning turn that reports
 an action as done, when the tool call for that action failed and was not recovered before
-the turn (the same intent succeeded: :mod:`aem.metrics.recovery`, the rule
+the turn (the same intent succeeded: :mod:`aem.evidence.recovery`, the rule
 ``tool_execution`` applies too), tells the user something that did not happen — the
 worst kind of untruth, because the user stops trying.
 
@@ -19,8 +19,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from aem.evidence.recovery import argument_leaves
 from aem.matching.names import tool_key
-from aem.metrics.recovery import argument_leaves
 from aem.model import Turn
 
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
@@ -132,7 +132,7 @@ def unrecovered_failures(
 
     ``recovery`` is the one recovery rule (:meth:`MetricContext.recovery
     <aem.metrics.context.MetricContext.recovery>`, after
-    :func:`aem.metrics.recovery.recovered_by`): the same rule ``tool_execution`` applies,
+    :func:`aem.evidence.recovery.recovered_by`): the same rule ``tool_execution`` applies,
     so a call that metric calls recovered is never "claimed after failure" here, and a
     booking with other arguments does not excuse the failed one.
     """

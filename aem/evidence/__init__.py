@@ -1,0 +1,66 @@
+"""The evidence engine: what a text states, what a turn could see, and what supports it.
+
+Why a package of its own, below the metrics: claims, citations, the passages a turn was
+grounded on, the values it could see and whether a stated value or claim follows from
+them are not metrics — several metrics (and the embedded judge) ask the same questions
+and must get the same answers. None of it knows the metric framework; the metrics
+import it from here, the package root, and never from its modules.
+"""
+
+from aem.evidence.citations import Citation, Source, find_citations, resolve, strip_citations
+from aem.evidence.claimed_success import ClaimedSuccess, claimed_successes, unrecovered_failures
+from aem.evidence.claims import Claim, is_claim, sentence_pieces, split_claims
+from aem.evidence.entailment import ClaimCheck, Thresholds, check_claims, value_supported
+from aem.evidence.grounding import Grounding, build_grounding, grounding_of, session_gathered
+from aem.evidence.queries import (
+    Seen,
+    SessionMatch,
+    answers_to_user,
+    final_turn,
+    match_session,
+    seen_by,
+    task_texts,
+    tool_turns,
+)
+from aem.evidence.recovery import recovered_by
+from aem.evidence.refusal_cues import EXEMPLARS, cyrillic, has_cue, offers_help
+from aem.evidence.support import SeenValues, derive, is_distinctive
+
+__all__ = [
+    "EXEMPLARS",
+    "Citation",
+    "Claim",
+    "ClaimCheck",
+    "ClaimedSuccess",
+    "Grounding",
+    "Seen",
+    "SeenValues",
+    "SessionMatch",
+    "Source",
+    "Thresholds",
+    "answers_to_user",
+    "build_grounding",
+    "check_claims",
+    "claimed_successes",
+    "cyrillic",
+    "derive",
+    "final_turn",
+    "find_citations",
+    "grounding_of",
+    "has_cue",
+    "is_claim",
+    "is_distinctive",
+    "match_session",
+    "offers_help",
+    "recovered_by",
+    "resolve",
+    "seen_by",
+    "sentence_pieces",
+    "session_gathered",
+    "split_claims",
+    "strip_citations",
+    "task_texts",
+    "tool_turns",
+    "unrecovered_failures",
+    "value_supported",
+]
