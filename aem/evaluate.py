@@ -13,7 +13,7 @@ import networkx as nx
 
 from aem.cases import Case
 from aem.compare.extract import values_memoised
-from aem.gcpause import collector_paused
+from aem.gcpause import cyclic_gc_paused
 from aem.graph import attach_graph
 from aem.metrics.base import OBSERVATION, Metric, MetricContext, role_of
 from aem.metrics.registry import resolve_metrics
@@ -66,7 +66,7 @@ class Evaluator:
 
         return build_session(closed, max_turns=self.config.assembly.turn_limit)
 
-    @collector_paused()
+    @cyclic_gc_paused()
     @values_memoised()
     def evaluate(self, session: ClosedSession | Session) -> SessionReport:
         """Build (when given a closed session), score every turn, propagate, report

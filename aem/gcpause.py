@@ -12,7 +12,7 @@ memory stays what the session holds; the outermost pause gives the collector bac
 it was.
 
 >>> import gc
->>> with collector_paused():
+>>> with cyclic_gc_paused():
 ...     gc.isenabled()
 False
 >>> gc.isenabled()
@@ -27,7 +27,7 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def collector_paused() -> Iterator[None]:
+def cyclic_gc_paused() -> Iterator[None]:
     """Disable the cyclic collector for the block (also as a decorator); nested pauses
     and a collector the caller disabled are left as they are."""
     if not gc.isenabled():

@@ -30,7 +30,7 @@ from typing import Any
 
 import networkx as nx
 
-from aem.gcpause import collector_paused
+from aem.gcpause import cyclic_gc_paused
 from aem.model import Session, Turn, TurnKind
 from aem.textindex import PatternFinder
 
@@ -61,7 +61,7 @@ def _distinctive(value: Any) -> str | None:
     return None
 
 
-@collector_paused()
+@cyclic_gc_paused()
 def build_turn_graph(turns: Iterable[Turn]) -> nx.DiGraph:
     """Build the turn graph from the link keys the collectors put on each turn.
 

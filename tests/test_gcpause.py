@@ -10,7 +10,7 @@ import pytest
 
 from aem.config import AemConfig
 from aem.evaluate import Evaluator
-from aem.gcpause import collector_paused
+from aem.gcpause import cyclic_gc_paused
 from aem.metrics.base import MetricContext, result
 from aem.model import ClosedSession, MetricResult, Outcome
 from bench.session_size.run import EMBEDDING_METRICS, installed_metrics
@@ -64,7 +64,7 @@ def test_a_collector_the_caller_disabled_stays_disabled(collector_enabled: None)
 
 
 def test_the_collector_comes_back_when_the_block_raises(collector_enabled: None) -> None:
-    with pytest.raises(RuntimeError), collector_paused():
+    with pytest.raises(RuntimeError), cyclic_gc_paused():
         assert not gc.isenabled()
         raise RuntimeError("boom")
     assert gc.isenabled()

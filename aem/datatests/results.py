@@ -61,7 +61,7 @@ def summarize(evaluations: list[Evaluation], check: str) -> CheckSummary:
 
 
 @dataclass(frozen=True)
-class GateResult:
+class PassRateGate:
     check: str
     minimum: float
     pass_rate: float | None
@@ -71,9 +71,9 @@ class GateResult:
         return self.pass_rate is not None and self.pass_rate >= self.minimum - 1e-12
 
 
-def gate_results(evaluations: list[Evaluation], gates: dict[str, float]) -> list[GateResult]:
+def gate_results(evaluations: list[Evaluation], gates: dict[str, float]) -> list[PassRateGate]:
     """Each declared gate against the run's pass rate for its check (``all``: overall)."""
-    return [GateResult(c, m, summarize(evaluations, c).pass_rate) for c, m in gates.items()]
+    return [PassRateGate(c, m, summarize(evaluations, c).pass_rate) for c, m in gates.items()]
 
 
 @dataclass

@@ -12,7 +12,7 @@ import pickle
 from collections.abc import Sequence
 from typing import Any
 
-from aem.gcpause import collector_paused
+from aem.gcpause import cyclic_gc_paused
 from aem.model import ClosedSession, SourceRef, SpanEvent, SpanRecord
 
 SpanTuple = tuple[Any, ...]
@@ -80,7 +80,7 @@ def pack_sessions(sessions: Sequence[ClosedSession]) -> bytes:
 
 def unpack_sessions(data: bytes) -> list[ClosedSession]:
     """The sessions :func:`pack_sessions` packed, in the same order."""
-    with collector_paused():
+    with cyclic_gc_paused():
         return [
             ClosedSession(
                 session_id,
@@ -95,16 +95,16 @@ def unpack_sessions(data: bytes) -> list[ClosedSession]:
 
 
 def loads(data: bytes) -> Any:
-    """``pickle.loads`` with the collector paused (:func:`aem.gcpause.collector_paused`).
+    """``pickle.loads`` with the collector paused (:func:`aem.gcpause.cyclic_gc_paused`).
 
     Why: (un)pickling builds tens of thousands of containers at once, none of them cyclic
     garbage; in the reading process, which holds every report so far, collections made the
     reports of 200 generated sessions take 0.5 s to unpickle, 0.1 s without them."""
-    with collector_paused():
+    with cyclic_gc_paused():
         return pickle.loads(data)
 
 
 def dumps(value: Any) -> bytes:
     """``pickle.dumps`` (highest protocol) with the collector paused."""
-    with collector_paused():
+    with cyclic_gc_paused():
         return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from aem.gcpause import collector_paused
+from aem.gcpause import cyclic_gc_paused
 from aem.model import ClosedSession, InputIssue, Session, SpanRecord
 from aem.textindex import PatternFinder
 from collectors.dialects import registry
@@ -27,7 +27,7 @@ from collectors.sessions.turns import TurnCutter
 DEFAULT_MAX_SESSION_TURNS = 20_000
 
 
-@collector_paused()
+@cyclic_gc_paused()
 def build_session(
     closed: ClosedSession, *, max_turns: int | Literal["default"] | None = "default"
 ) -> Session:
