@@ -1,4 +1,4 @@
-"""Dialects: each turns the spans it claims into observations (``base.py``).
+"""Dialects: each turns the spans it claims into operations (``base.py``).
 
 Every dialect implements :class:`~collectors.dialects.protocol.Dialect` and is registered
 in the ``aem.dialects`` entry-point group; :mod:`collectors.dialects.registry` loads them

@@ -1,6 +1,6 @@
 """What a span *means* for AEM, independent of the dialect that described it.
 
-Each dialect (``collectors.dialects.protocol``) turns a span into at most one observation:
+Each dialect (``collectors.dialects.protocol``) turns a span into at most one operation:
 a model call (its output text and tool-call requests, and its input as evidence of
 history), a tool run, a retrieval, or an agent run. Session building
 (``collectors.sessions``) works only on these, so a new dialect is a new module, not a
@@ -89,7 +89,7 @@ class AgentRun:
     output_text: str | None = None
 
 
-Observation = ModelCall | ToolRun | RetrievalRun | AgentRun
+Operation = ModelCall | ToolRun | RetrievalRun | AgentRun
 
 
 def parse_jsonish(value: Any) -> Any:

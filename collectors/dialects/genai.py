@@ -16,7 +16,7 @@ from aem.model import SpanRecord
 from collectors.dialects.base import (
     AgentRun,
     ModelCall,
-    Observation,
+    Operation,
     RetrievalRun,
     ToolCallRequest,
     ToolRun,
@@ -159,7 +159,7 @@ def _agent_run(span: SpanRecord) -> AgentRun:
     )
 
 
-def observe(span: SpanRecord, operation: str) -> Observation | None:
+def observe(span: SpanRecord, operation: str) -> Operation | None:
     """The span by its ``gen_ai.operation.name``; unknown operations are left to others."""
     if operation in MODEL_OPERATIONS:
         return _model_call(span)
@@ -206,9 +206,7 @@ def _code_lines(arguments: Any) -> list[str]:
     return found[:3]
 
 
-def link_code_runs(
-    observations: Mapping[str, Observation], spans: Mapping[str, SpanRecord]
-) -> None:
+def link_code_runs(operations: Mapping[str, Operation], spans: Mapping[str, SpanRecord]) -> None:
     """A code-executing agent (AG2's terminal, Magentic-One's ComputerTerminal) runs the
     code a message holds: the run is traced as ``execute_tool``, and no model output asks
     for it (no tool-call part with its call id, or with its name when it has none). The
@@ -217,9 +215,9 @@ def link_code_runs(
     the message — the latest model call before the run under the same parent — contains
     the code's first distinctive line.
     """
-    del spans  # the parent link is on the spans the observations carry
+    del spans  # the parent link is on the spans the operations carry
     model_calls = sorted(
-        (o for o in observations.values() if isinstance(o, ModelCall) and o.text),
+        (o for o in operations.values() if isinstance(o, ModelCall) and o.text),
         key=lambda o: (o.span.end_unix_nano, o.span.start_unix_nano),
     )
     requests = [c for mc in model_calls for c in mc.tool_calls]
@@ -231,7 +229,7 @@ def link_code_runs(
         ends, calls = siblings.setdefault(mc.span.parent_span_id, ([], []))
         ends.append(mc.span.end_unix_nano)
         calls.append(mc)
-    for run in observations.values():
+    for run in operations.values():
         if not isinstance(run, ToolRun) or (
             run.call_id in ids if run.call_id else run.name in names
         ):
@@ -268,7 +266,7 @@ class GenAIDialect(BaseDialect):
             and "gen_ai.prompt.0.role" in attributes
         )
 
-    def observe(self, span: SpanRecord) -> Observation | None:
+    def observe(self, span: SpanRecord) -> Operation | None:
         return observe(span, str(span.attributes["gen_ai.operation.name"]))
 
     def tool_definitions(self, span: SpanRecord) -> dict[str, Any]:
@@ -276,10 +274,8 @@ class GenAIDialect(BaseDialect):
             return {}
         return tool_definitions(span)
 
-    def repair(
-        self, observations: Mapping[str, Observation], spans: Mapping[str, SpanRecord]
-    ) -> None:
-        link_code_runs(observations, spans)
+    def repair(self, operations: Mapping[str, Operation], spans: Mapping[str, SpanRecord]) -> None:
+        link_code_runs(operations, spans)
 
 
 dialect = GenAIDialect()

@@ -16,7 +16,7 @@ from aem.model import SpanRecord
 from collectors.dialects.base import (
     AgentRun,
     ModelCall,
-    Observation,
+    Operation,
     RetrievalRun,
     ToolCallRequest,
     ToolRun,
@@ -163,7 +163,7 @@ def _is_graph_node(span: SpanRecord) -> bool:
     return isinstance(metadata, dict) and "langgraph_node" in metadata
 
 
-def observe(span: SpanRecord, kind: str) -> Observation | None:
+def observe(span: SpanRecord, kind: str) -> Operation | None:
     """The span by its (upper-cased) ``openinference.span.kind``; CHAIN etc. are glue."""
     attributes = span.attributes
     if kind == "LLM":
@@ -211,11 +211,11 @@ def tool_definitions(span: SpanRecord) -> dict[str, Any]:
 
 
 def fill_langgraph_tool_context(
-    observations: Mapping[str, Observation], spans: Mapping[str, SpanRecord]
+    operations: Mapping[str, Operation], spans: Mapping[str, SpanRecord]
 ) -> None:
     """LangGraph's OpenInference TOOL spans lack the call id (and, for one-argument tools,
     the argument name); its parent ``tools`` chain holds the full ``tool_call``."""
-    for run in observations.values():
+    for run in operations.values():
         if not isinstance(run, ToolRun):
             continue
         if run.call_id is not None and isinstance(run.arguments, dict):
@@ -243,16 +243,14 @@ class OpenInferenceDialect(BaseDialect):
     def claims(self, span: SpanRecord) -> bool:
         return span.attributes.get("openinference.span.kind") is not None
 
-    def observe(self, span: SpanRecord) -> Observation | None:
+    def observe(self, span: SpanRecord) -> Operation | None:
         return observe(span, str(span.attributes["openinference.span.kind"]).upper())
 
     def tool_definitions(self, span: SpanRecord) -> dict[str, Any]:
         return tool_definitions(span)
 
-    def repair(
-        self, observations: Mapping[str, Observation], spans: Mapping[str, SpanRecord]
-    ) -> None:
-        fill_langgraph_tool_context(observations, spans)
+    def repair(self, operations: Mapping[str, Operation], spans: Mapping[str, SpanRecord]) -> None:
+        fill_langgraph_tool_context(operations, spans)
 
 
 dialect = OpenInferenceDialect()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from aem.model import SpanRecord
-from collectors.dialects.base import Observation
+from collectors.dialects.base import Operation
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +49,7 @@ class Dialect(Protocol):
         """Whether the span is written in this dialect (cheap: a marker attribute)."""
         ...
 
-    def observe(self, span: SpanRecord) -> Observation | None:
+    def observe(self, span: SpanRecord) -> Operation | None:
         """What a claimed span means, or ``None`` for glue (chains, tasks, prompts)."""
         ...
 
@@ -57,12 +57,10 @@ class Dialect(Protocol):
         """Tool JSON Schemas declared on the span, ``{tool name: parameters schema}``."""
         ...
 
-    def repair(
-        self, observations: Mapping[str, Observation], spans: Mapping[str, SpanRecord]
-    ) -> None:
+    def repair(self, operations: Mapping[str, Operation], spans: Mapping[str, SpanRecord]) -> None:
         """Fill what the dialect leaves out of single spans, from the session around them.
 
-        ``observations`` are by span id, from every dialect; edit them in place.
+        ``operations`` are by span id, from every dialect; edit them in place.
         """
         ...
 
@@ -78,13 +76,11 @@ class BaseDialect:
     def claims(self, span: SpanRecord) -> bool:
         return False
 
-    def observe(self, span: SpanRecord) -> Observation | None:
+    def observe(self, span: SpanRecord) -> Operation | None:
         return None
 
     def tool_definitions(self, span: SpanRecord) -> dict[str, Any]:
         return {}
 
-    def repair(
-        self, observations: Mapping[str, Observation], spans: Mapping[str, SpanRecord]
-    ) -> None:
+    def repair(self, operations: Mapping[str, Operation], spans: Mapping[str, SpanRecord]) -> None:
         return None

@@ -14,7 +14,7 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from aem.model import SpanRecord
-from collectors.dialects.base import Observation
+from collectors.dialects.base import Operation
 from collectors.dialects.protocol import Dialect, SessionKey
 
 ENTRY_POINT_GROUP = "aem.dialects"
@@ -80,7 +80,7 @@ def reload() -> None:
     session_keys.cache_clear()
 
 
-def observe(span: SpanRecord) -> Observation | None:
+def observe(span: SpanRecord) -> Operation | None:
     """What this span means for AEM, or ``None`` for glue: the first dialect that claims
     it and observes something wins, unless an exclusive dialect claimed it first."""
     for dialect in dialects():
@@ -100,7 +100,7 @@ def tool_definitions(span: SpanRecord) -> dict[str, Any]:
     return found
 
 
-def repair(observations: dict[str, Observation], spans: dict[str, SpanRecord]) -> None:
+def repair(operations: dict[str, Operation], spans: dict[str, SpanRecord]) -> None:
     """Every dialect's session-wide repair, in dialect order."""
     for dialect in dialects():
-        dialect.repair(observations, spans)
+        dialect.repair(operations, spans)

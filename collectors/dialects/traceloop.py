@@ -14,7 +14,7 @@ from typing import Any
 from aem.model import SpanRecord
 from collectors.dialects.base import (
     AgentRun,
-    Observation,
+    Operation,
     ToolRun,
     as_text,
     parse_jsonish,
@@ -54,7 +54,7 @@ class TraceloopDialect(BaseDialect):
     def claims(self, span: SpanRecord) -> bool:
         return span.attributes.get("traceloop.span.kind") in SPAN_KINDS
 
-    def observe(self, span: SpanRecord) -> Observation | None:
+    def observe(self, span: SpanRecord) -> Operation | None:
         attributes = span.attributes
         if attributes.get("traceloop.span.kind") == "tool":
             return _tool_run(span)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from aem.model import SpanRecord
-from collectors.dialects.base import ModelCall, Observation, ToolCallRequest, parse_jsonish
+from collectors.dialects.base import ModelCall, Operation, ToolCallRequest, parse_jsonish
 from collectors.dialects.flatten import unflatten
 from collectors.dialects.protocol import BaseDialect
 
@@ -73,7 +73,7 @@ class TraceloopLegacyDialect(BaseDialect):
             "gen_ai.prompt.0.role" in attributes or "gen_ai.completion.0.role" in attributes
         )
 
-    def observe(self, span: SpanRecord) -> Observation | None:
+    def observe(self, span: SpanRecord) -> Operation | None:
         return _model_call(span)
 
     def tool_definitions(self, span: SpanRecord) -> dict[str, Any]:

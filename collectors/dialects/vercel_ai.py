@@ -24,7 +24,7 @@ from aem.model import SpanRecord
 from collectors.dialects.base import (
     AgentRun,
     ModelCall,
-    Observation,
+    Operation,
     ToolCallRequest,
     as_text,
     parse_jsonish,
@@ -101,7 +101,7 @@ class VercelAIDialect(BaseDialect):
     def claims(self, span: SpanRecord) -> bool:
         return str(span.attributes.get("ai.operationId") or "").startswith("ai.")
 
-    def observe(self, span: SpanRecord) -> Observation | None:
+    def observe(self, span: SpanRecord) -> Operation | None:
         attributes = span.attributes
         operation = str(attributes["ai.operationId"])
         if operation.endswith(MODEL_SUFFIXES):

@@ -15,7 +15,7 @@ from aem.gcpause import cyclic_gc_paused
 from aem.model import ClosedSession, InputIssue, Session, SpanRecord
 from aem.textindex import PatternFinder
 from collectors.dialects import registry
-from collectors.dialects.base import ModelCall, Observation, ToolRun
+from collectors.dialects.base import ModelCall, Operation, ToolRun
 from collectors.sessions.contexts import contexts, mark_returns
 from collectors.sessions.history import history
 from collectors.sessions.pairing import FedBackResults, pair_tool_runs
@@ -40,18 +40,18 @@ def build_session(
     issues = [*closed.issues, *issues]
     spans.sort(key=lambda s: (s.start_unix_nano, s.end_unix_nano, s.span_id))
     by_id = {s.span_id: s for s in spans}
-    observations, definitions = _observe(spans)
-    registry.repair(observations, by_id)
-    span_contexts = contexts(by_id, observations)
-    model_calls = [o for o in observations.values() if isinstance(o, ModelCall)]
-    tool_runs = [o for o in observations.values() if isinstance(o, ToolRun)]
+    operations, definitions = _observe(spans)
+    registry.repair(operations, by_id)
+    span_contexts = contexts(by_id, operations)
+    model_calls = [o for o in operations.values() if isinstance(o, ModelCall)]
+    tool_runs = [o for o in operations.values() if isinstance(o, ToolRun)]
     requests = [(mc, req) for mc in model_calls for req in mc.tool_calls]
     paired = pair_tool_runs(requests, tool_runs)
     unpaired = [req.call_id for i, (_, req) in enumerate(requests) if i not in paired]
     call_ids = [req.call_id for _, req in requests] + [run.call_id for run in tool_runs]
     turns = TurnCutter(
         spans=by_id,
-        observations=observations,
+        operations=operations,
         contexts=span_contexts,
         run_for_request={id(requests[i][1]): run for i, run in paired.items()},
         history=history(model_calls, span_contexts),
@@ -91,17 +91,17 @@ def _turns_cut(closed: ClosedSession, found: int, limit: int) -> InputIssue:
     )
 
 
-def _observe(spans: list[SpanRecord]) -> tuple[dict[str, Observation], dict[str, object]]:
-    """Every span's observation by span id, and the tool schemas declared anywhere
+def _observe(spans: list[SpanRecord]) -> tuple[dict[str, Operation], dict[str, object]]:
+    """Every span's operation by span id, and the tool schemas declared anywhere
     (a later span's schema for a name replaces an earlier one)."""
-    observations: dict[str, Observation] = {}
+    operations: dict[str, Operation] = {}
     definitions: dict[str, object] = {}
     for span in spans:
         observed = registry.observe(span)
         if observed is not None:
-            observations[span.span_id] = observed
+            operations[span.span_id] = observed
         definitions.update(registry.tool_definitions(span))
-    return observations, definitions
+    return operations, definitions
 
 
 def _user_inputs(model_calls: list[ModelCall]) -> list[str]:

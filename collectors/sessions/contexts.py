@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from aem.model import SpanRecord, Turn, TurnKind
-from collectors.dialects.base import AgentRun, Observation, ToolRun
+from collectors.dialects.base import AgentRun, Operation, ToolRun
 
 ROOT_CONTEXT = "root"
 
@@ -27,7 +27,7 @@ class Context:
 
 
 def contexts(
-    spans: Mapping[str, SpanRecord], observations: Mapping[str, Observation]
+    spans: Mapping[str, SpanRecord], operations: Mapping[str, Operation]
 ) -> dict[str, Context]:
     """Context of every span: the nearest enclosing agent run with a new name.
 
@@ -47,7 +47,7 @@ def contexts(
             memo[node.span_id] if node is not None else Context(ROOT_CONTEXT, None, None, None)
         )
         for item in reversed(chain):
-            observed = observations.get(item.span_id)
+            observed = operations.get(item.span_id)
             if isinstance(observed, AgentRun) and observed.name != inherited.agent:
                 key = (
                     f"agent:{observed.name}"
@@ -62,16 +62,16 @@ def contexts(
 
 
 def delegating_span(
-    context: Context, spans: Mapping[str, SpanRecord], observations: Mapping[str, Observation]
+    context: Context, spans: Mapping[str, SpanRecord], operations: Mapping[str, Operation]
 ) -> str | None:
     """The span that started a sub-agent: the enclosing tool run, else the agent span."""
     if context.agent_span is None or context.parent_key is None:
         return None
     node = spans.get(context.agent_span.parent_span_id or "")
     while node is not None:
-        if isinstance(observations.get(node.span_id), ToolRun):
+        if isinstance(operations.get(node.span_id), ToolRun):
             return node.span_id
-        if isinstance(observations.get(node.span_id), AgentRun):
+        if isinstance(operations.get(node.span_id), AgentRun):
             break
         node = spans.get(node.parent_span_id or "")
     return context.agent_span.span_id

@@ -1,4 +1,4 @@
-"""Cut a session's observations into turns, in time order, with their link keys.
+"""Cut a session's operations into turns, in time order, with their link keys.
 
 A model call gives a reasoning or answer turn and one tool-call turn per requested call
 (merged with the run that executed it); a tool run nobody asked for (traced without its
@@ -17,7 +17,7 @@ from aem.model import Document, Session, SpanRecord, Turn, TurnKind
 from aem.textindex import PatternFinder
 from collectors.dialects.base import (
     ModelCall,
-    Observation,
+    Operation,
     RetrievalRun,
     ToolCallRequest,
     ToolRun,
@@ -32,7 +32,7 @@ class TurnCutter:
     """The session as turn cutting reads it, and the turns cut so far."""
 
     spans: Mapping[str, SpanRecord]
-    observations: Mapping[str, Observation]
+    operations: Mapping[str, Operation]
     contexts: Mapping[str, Context]
     run_for_request: dict[int, ToolRun]  # by id() of the ToolCallRequest
     history: Mapping[str, ModelCall]
@@ -48,7 +48,7 @@ class TurnCutter:
         paired_runs = {run.span.span_id for run in self.run_for_request.values()}
         events = [
             (o.span.start_unix_nano, i, o)
-            for i, o in enumerate(self.observations.values())
+            for i, o in enumerate(self.operations.values())
             if isinstance(o, ModelCall | RetrievalRun)
             or (isinstance(o, ToolRun) and o.span.span_id not in paired_runs)
         ]
@@ -98,7 +98,7 @@ class TurnCutter:
         delegated_by = None
         if context.key not in self._started_contexts:
             self._started_contexts.add(context.key)
-            delegated_by = delegating_span(context, self.spans, self.observations)
+            delegated_by = delegating_span(context, self.spans, self.operations)
         return {
             "model_span_id": span.span_id,
             "consumes_call_ids": consumed,
