@@ -19,8 +19,8 @@ from aem.cases import Case
 from aem.config import AemConfig
 from aem.evaluate import Evaluator
 from aem.model import AuditReport, Session, SpanRecord
-from collectors.assembler import SessionAssembler
 from collectors.otlp import decode_proto_request
+from collectors.reading import assemble_all
 
 PathLike = str | Path
 
@@ -60,7 +60,8 @@ def load_cases(path: PathLike) -> dict[str, Case]:
 
 def sessions_from_spans(spans: Iterable[Any], config: AemConfig | None = None) -> list[Session]:
     """Sessions from spans in memory, built as ``aem audit`` builds them from files
-    (the session assembler, then :meth:`Evaluator.build`), sorted by session id.
+    (:func:`collectors.reading.assemble_all`: the session assembler with the
+    ``[assembly]`` span limit, then :meth:`Evaluator.build`), sorted by session id.
 
     ``spans`` may mix OTel SDK ``ReadableSpan`` objects (e.g. from an
     ``InMemorySpanExporter``), OTLP protobuf ``ExportTraceServiceRequest`` / ``TracesData``
@@ -68,11 +69,9 @@ def sessions_from_spans(spans: Iterable[Any], config: AemConfig | None = None) -
     :func:`aem.evaluate_session`.
     """
     config = config or AemConfig()
-    assembler = SessionAssembler(idle=10**12, max_session_spans=config.assembly.span_limit)
-    for clock, record in enumerate(_records(spans), start=1):
-        assembler.add(record, clock)
+    closed = assemble_all(_records(spans), config.assembly.span_limit)
     builder = Evaluator(config, metrics=[])
-    sessions = [builder.build(closed) for closed in assembler.drain()]
+    sessions = [builder.build(session) for session in closed]
     return sorted(sessions, key=lambda s: s.session_id)
 
 

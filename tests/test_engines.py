@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from aem.audit import AuditProgress, InProcessEngine, Outcomes
+from aem.audit import AuditProgress, Outcomes
 from aem.engines.compact import dumps, loads, pack_sessions, unpack_sessions
+from aem.engines.seam import InProcessEngine
 from aem.model import (
     ClosedSession,
     InputIssue,

@@ -23,28 +23,19 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 
 from aem.cases import Case
 from aem.model import ClosedSession, InputIssue, SpanRecord
-from collectors.assembler import SessionAssembler
 from collectors.otlp import decode_proto_request
-from collectors.readers import find_trace_files, read_batches
+from collectors.reading import AssemblyLimits, SessionReading, assemble_all
 
 SESSION_ATTRIBUTE = "gen_ai.conversation.id"
 
 
 def sessions_from_traces(
-    paths: Sequence[str], issues: list[InputIssue], idle_spans: int = 20_000
+    paths: Sequence[str], issues: list[InputIssue], assembly: AssemblyLimits
 ) -> Iterator[ClosedSession]:
-    """Every session in the trace files under ``paths``."""
-    files, walk_issues = find_trace_files(paths)
-    issues.extend(walk_issues)
-    assembler = SessionAssembler(idle=idle_spans, on_issue=issues.append)
-    clock = 0
-    for path in files:
-        for batch in read_batches(path):
-            issues.extend(batch.issues)
-            for span in batch.spans:
-                clock += 1
-                assembler.add(span, clock)
-    yield from assembler.drain()
+    """Every session in the trace files under ``paths``, read and assembled as ``aem
+    audit`` does it (:class:`collectors.reading.SessionReading`, ``[assembly]`` honoured)."""
+    for sessions in SessionReading(assembly, issues).files(paths):
+        yield from sessions
 
 
 class _Collector(SpanProcessor):
@@ -103,9 +94,13 @@ def _records(spans: list[ReadableSpan]) -> list[SpanRecord]:
 
 
 def sessions_from_agent(
-    agent: Callable[[str], Any], cases: Sequence[Case], issues: list[InputIssue]
+    agent: Callable[[str], Any],
+    cases: Sequence[Case],
+    issues: list[InputIssue],
+    assembly: AssemblyLimits,
 ) -> Iterator[ClosedSession]:
-    """Ask the agent each case's question; its spans, assembled into sessions."""
+    """Ask the agent each case's question; its spans, assembled into sessions (each
+    case's spans as one whole input, within the ``[assembly]`` span limit)."""
     tracer = _provider().get_tracer("aem.test")
     for case in cases:
         with _COLLECTOR.lock:
@@ -126,7 +121,4 @@ def sessions_from_agent(
         finally:
             with _COLLECTOR.lock:
                 spans, _COLLECTOR.spans = _COLLECTOR.spans or [], None
-        assembler = SessionAssembler(idle=1)
-        for number, record in enumerate(_records(spans), start=1):
-            assembler.add(record, number)
-        yield from assembler.drain()
+        yield from assemble_all(_records(spans), assembly.span_limit)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing
-import pickle
 import sys
 import time
 import uuid
@@ -32,12 +31,12 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import forkserver
 
-from aem.audit import Deliver, Outcome, evaluate_closed
 from aem.cases import Case
 from aem.config import AemConfig
 from aem.engines import available_cores
 from aem.engines.compact import dumps, loads, pack_sessions, unpack_sessions
-from aem.evaluate import Evaluator
+from aem.engines.jobs import job_evaluator, pack_job
+from aem.engines.seam import Deliver, Outcome, evaluate_closed
 from aem.model import ClosedSession
 
 # A chunk of sessions should keep a worker busy about this long: long enough that the
@@ -49,8 +48,6 @@ _IN_FLIGHT_PER_WORKER = 4
 _PRELOAD = ["aem.engines.pool", "aem.engines._preload"]
 _PRELOAD_EMBEDDING = [*_PRELOAD, "sentence_transformers"]
 
-# In a worker process: the audit it is serving and that audit's evaluator.
-_JOB: tuple[str, Evaluator] | None = None
 # In the calling process: the pool, kept for the next audit with the same worker count
 # and module search path (workers import plug-ins from the path they were started with).
 _POOL: tuple[tuple[int, tuple[str, ...]], ProcessPoolExecutor] | None = None
@@ -80,13 +77,8 @@ def preloads_embedding(config: AemConfig) -> bool:
 
 def _evaluate_chunk(job_key: str, job: bytes, packed: bytes) -> tuple[bytes, float]:
     """In a worker: evaluate a packed chunk; (pickled outcomes in order, seconds spent)."""
-    global _JOB
     start = time.perf_counter()
-    if _JOB is None or _JOB[0] != job_key:
-        _JOB = None  # the previous audit's evaluator (and model) goes before the next loads
-        config, cases = pickle.loads(job)
-        _JOB = (job_key, Evaluator(config, cases))
-    evaluator = _JOB[1]
+    evaluator = job_evaluator(job_key, job)
     outcomes = [evaluate_closed(evaluator, session) for session in unpack_sessions(packed)]
     return dumps(outcomes), time.perf_counter() - start
 
@@ -133,9 +125,7 @@ class PoolEngine:
         self.workers = workers
         self.deliver = deliver
         self._key = uuid.uuid4().hex
-        self._job = pickle.dumps(
-            (worker_config(config, workers), dict(cases or {})), protocol=pickle.HIGHEST_PROTOCOL
-        )
+        self._job = pack_job(worker_config(config, workers), cases)
         self._pool = shared_pool(workers, embeds=preloads_embedding(config))
         self._pending: deque[tuple[Future[tuple[bytes, float]], int, int]] = deque()
         self._sessions_done = 0

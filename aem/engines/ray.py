@@ -13,8 +13,8 @@ Why this shape — an archive is audited as a whole, on as many machines as Ray 
 3. **Evaluate**: parts are grouped by session id (sessions span traces and files) and
    evaluated in actors that each hold one :class:`~aem.evaluate.Evaluator` — the
    embedding model loads once per actor, when a session first compares text. Inside a
-   group the spans are replayed, in input order, through a
-   :class:`~collectors.assembler.SessionAssembler`: trace order, span order and the span
+   group the spans are replayed, in input order, through the session assembler
+   (:func:`collectors.reading.assemble_all`): trace order, span order and the span
    limit are exactly those of the single-process path.
 4. **Rank**: the per-session reports come back to the driver and are ranked by
    :func:`aem.evaluate.build_report`, the single-process code; with ``output`` they are
@@ -30,7 +30,6 @@ Scorecards (``on_closed``) and stdin are not supported here.
 from __future__ import annotations
 
 import logging
-import math
 import os
 import pickle
 from collections.abc import Iterable, Iterator, Mapping
@@ -40,15 +39,16 @@ from typing import Any
 
 import numpy as np
 
-from aem.audit import Outcome, evaluate_closed
 from aem.cases import Case
 from aem.config import AemConfig
 from aem.engines import EngineError, available_cores
 from aem.engines.compact import span_from_tuple, span_to_tuple
+from aem.engines.seam import Outcome, evaluate_closed
 from aem.evaluate import Evaluator, build_report
 from aem.model import AuditReport, InputIssue, SessionReport, SpanRecord
-from collectors.assembler import SessionAssembler, session_key_of
+from collectors.assembler import session_key_of
 from collectors.readers import DEFAULT_MAX_RECORD_BYTES, find_trace_files, read_batches
+from collectors.reading import assemble_all
 
 # A trace part without a session key sorts after every keyed one.
 _NO_KEY = 1 << 30
@@ -295,15 +295,13 @@ class SessionEvaluator:
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         outcomes: list[Outcome] = []
+        span_limit = self.evaluator.config.assembly.span_limit
         for packed in batch["spans"]:
             # Replayed in input order: traces, spans and the span limit as the assembler
-            # of the single-process path has them (one session: drain() gives one).
-            assembler = SessionAssembler(
-                idle=math.inf, max_session_spans=self.evaluator.config.assembly.span_limit
-            )
-            for clock, row in enumerate(pickle.loads(packed), start=1):
-                assembler.add(span_from_tuple(row[3]), clock)
-            outcomes.extend(evaluate_closed(self.evaluator, s) for s in assembler.drain())
+            # of the single-process path has them (one session: one closed session).
+            spans = (span_from_tuple(row[3]) for row in pickle.loads(packed))
+            closed = assemble_all(spans, span_limit)
+            outcomes.extend(evaluate_closed(self.evaluator, session) for session in closed)
         reports = [o if isinstance(o, SessionReport) else None for o in outcomes]
         return {
             "session_id": _column([o.session_id or "" for o in outcomes]),

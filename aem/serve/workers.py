@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import os
-import pickle
 import threading
 import time
 import uuid
@@ -32,6 +31,7 @@ from concurrent.futures.process import BrokenProcessPool
 from aem.cases import Case
 from aem.config import AemConfig
 from aem.engines.compact import dumps, loads, pack_sessions, unpack_sessions
+from aem.engines.jobs import job_evaluator, pack_job
 from aem.engines.pool import preloads_embedding, shared_pool, shutdown_pool, worker_config
 from aem.evaluate import Evaluator
 from aem.model import ClosedSession, SessionReport
@@ -39,20 +39,13 @@ from aem.serve.pipeline import Abandoned
 
 log = logging.getLogger("aem.serve.workers")
 
-# In a worker process: the server's job key and the evaluator built for it.
-_JOB: tuple[str, Evaluator] | None = None
 _WATCH_SECONDS = 1.0
 
 
 def _evaluator(job_key: str, job: bytes) -> Evaluator:
-    """In a worker: the server's evaluator, built on the worker's first task."""
-    global _JOB
-    if _JOB is None or _JOB[0] != job_key:
-        _JOB = None
-        config, cases, server = pickle.loads(job)
-        _watch(server)
-        _JOB = (job_key, Evaluator(config, cases))
-    return _JOB[1]
+    """In a worker: the server's evaluator, built on the worker's first task (which also
+    starts watching the server process, whose id the job carries)."""
+    return job_evaluator(job_key, job, prepare=_watch)
 
 
 def _watch(server: int) -> None:
@@ -97,10 +90,7 @@ class PoolEvaluate:
         config = config or AemConfig()
         self.workers = workers
         self._key = uuid.uuid4().hex
-        self._job = pickle.dumps(
-            (worker_config(config, workers), dict(cases or {}), os.getpid()),
-            protocol=pickle.HIGHEST_PROTOCOL,
-        )
+        self._job = pack_job(worker_config(config, workers), cases, os.getpid())
         # As the audit's: the forkserver imports sentence-transformers once, at start (the
         # receivers do not wait for it), and no worker pays the ~10 s import again — per
         # worker it was the largest part of evaluating a short run, and it is paid again

@@ -25,9 +25,9 @@ from scripts.generate_scorecard_traces import (
     step_attributes,
     support_steps,
 )
+from tests.scorecards_kit import SAMPLE_CONFIG, SAMPLE_PIPELINE, show, versions
 from tests.serve.conftest import ROOT, wait_for
 from tests.serve.downstream import Downstream
-from tests.scorecards_kit import SAMPLE_CONFIG, SAMPLE_PIPELINE, show, versions
 
 pytestmark = pytest.mark.slow
 

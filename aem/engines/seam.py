@@ -1,0 +1,75 @@
+"""What every engine is: closed sessions in, one outcome per session out, in order.
+
+Why a module of its own, inside the engines: the audit (:mod:`aem.audit`) chooses an
+engine and the engines (in this process, :mod:`aem.engines.pool`, :mod:`aem.engines.ray`)
+implement it; with the seam here the audit imports the engines and no engine imports the
+audit. A session that cannot be evaluated becomes the same issue in every engine
+(:func:`evaluate_closed`), so the report cannot depend on where it was evaluated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from aem.evaluate import Evaluator
+from aem.model import ClosedSession, InputIssue, SessionReport
+
+# What evaluating one closed session gives: its report, or why it could not be evaluated.
+Outcome = SessionReport | InputIssue
+# Where an engine hands an outcome, with the issue position recorded when it was submitted.
+Deliver = Callable[[Outcome, int], None]
+
+
+class SessionEngine(Protocol):
+    """Evaluates closed sessions and delivers every outcome, in submission order."""
+
+    def submit(self, sessions: list[ClosedSession], position: int) -> None: ...
+
+    def finish(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class InProcessEngine:
+    """``--workers 1``: evaluate each session here, as it is submitted."""
+
+    def __init__(self, evaluator: Evaluator, deliver: Deliver) -> None:
+        self.evaluator = evaluator
+        self.deliver = deliver
+
+    def submit(self, sessions: list[ClosedSession], position: int) -> None:
+        for session in sessions:
+            self.deliver(evaluate_closed(self.evaluator, session), position)
+
+    def finish(self) -> None:
+        """Nothing is pending: every session was evaluated when submitted."""
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def evaluate_closed(evaluator: Evaluator, session: ClosedSession) -> Outcome:
+    """One session's report, or an ``evaluation_error`` issue when evaluating it raised:
+    the same in this process and in a worker, so neither path can end the audit early."""
+    try:
+        return evaluator.evaluate(session)
+    except Exception as exc:  # one session must not end the audit
+        return evaluation_error(session, exc)
+
+
+def evaluation_error(session: ClosedSession, exc: Exception) -> InputIssue:
+    """A session whose evaluation raised, as an issue naming where its first span came
+    from: the other sessions are still evaluated, and the run still ends with a report.
+    The decoder refuses what it knows would raise; this is for what it does not know."""
+    origin = next((s.origin for s in session.spans if s.origin is not None), None)
+    return InputIssue(
+        kind="evaluation_error",
+        message=(
+            f"session {session.session_id!r} not evaluated: {type(exc).__name__}: {exc}"[:2000]
+        ),
+        source=origin.source if origin else None,
+        line=origin.line if origin else None,
+        session_id=session.session_id,
+        spans_skipped=len(session.spans),
+    )
