@@ -106,6 +106,22 @@ class InputIssue(_Shipped):
     trace_id: str | None = None
     spans_skipped: int = 0
 
+    @classmethod
+    def at_origin(
+        cls, kind: str, message: str, origin: SourceRef | None, **extra: Any
+    ) -> InputIssue:
+        """An issue located where a record came from (file and line, when it had them)."""
+        source = origin.source if origin else None
+        line = origin.line if origin else None
+        return cls(kind=kind, message=message, source=source, line=line, **extra)
+
+    @classmethod
+    def at_span(cls, kind: str, message: str, span: SpanRecord, **extra: Any) -> InputIssue:
+        """An issue about one span: its ids, and its file and line when it came from one."""
+        return cls.at_origin(
+            kind, message, span.origin, span_id=span.span_id, trace_id=span.trace_id, **extra
+        )
+
     def where(self) -> str:
         if self.source is None:
             return ""

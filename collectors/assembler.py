@@ -148,17 +148,12 @@ class SessionAssembler:
         self.late_spans += 1
         if self.on_issue is not None:
             self.on_issue(
-                InputIssue(
-                    kind="late_span",
-                    message=(
-                        f"span {span.span_id} arrived after session {session_id!r} "
-                        "was evaluated; counted, not merged"
-                    ),
-                    source=span.origin.source if span.origin else None,
-                    line=span.origin.line if span.origin else None,
+                InputIssue.at_span(
+                    "late_span",
+                    f"span {span.span_id} arrived after session {session_id!r} "
+                    "was evaluated; counted, not merged",
+                    span,
                     session_id=session_id,
-                    span_id=span.span_id,
-                    trace_id=span.trace_id,
                     spans_skipped=1,
                 )
             )

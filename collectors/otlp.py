@@ -234,16 +234,11 @@ def _truncate_attributes(
         if isinstance(value, str | bytes) and len(value) > limit:
             attributes[key] = value[:limit]
             issues.append(
-                InputIssue(
-                    kind="attribute_truncated",
-                    message=(
-                        f"attribute {key!r} of span {span.span_id} is {len(value):,} bytes; "
-                        f"kept the first {limit:,}"
-                    ),
-                    source=span.origin.source if span.origin else None,
-                    line=span.origin.line if span.origin else None,
-                    span_id=span.span_id,
-                    trace_id=span.trace_id,
+                InputIssue.at_span(
+                    "attribute_truncated",
+                    f"attribute {key!r} of span {span.span_id} is {len(value):,} bytes; "
+                    f"kept the first {limit:,}",
+                    span,
                 )
             )
 
@@ -318,13 +313,7 @@ def _accept(span: SpanRecord, max_attribute_bytes: int, issues: list[InputIssue]
 
 
 def _issue(kind: str, message: str, origin: SourceRef | None, **extra: Any) -> InputIssue:
-    return InputIssue(
-        kind=kind,
-        message=message,
-        source=origin.source if origin else None,
-        line=origin.line if origin else None,
-        **extra,
-    )
+    return InputIssue.at_origin(kind, message, origin, **extra)
 
 
 def decode_json_traces(

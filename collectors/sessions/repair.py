@@ -20,15 +20,7 @@ def public_span_id(span_id: str) -> str:
 
 def issue(kind: str, message: str, span: SpanRecord, session_id: str) -> InputIssue:
     """An input problem located at one span (file and line when it came from a file)."""
-    return InputIssue(
-        kind=kind,
-        message=message,
-        source=span.origin.source if span.origin else None,
-        line=span.origin.line if span.origin else None,
-        session_id=session_id,
-        span_id=span.span_id,
-        trace_id=span.trace_id,
-    )
+    return InputIssue.at_span(kind, message, span, session_id=session_id)
 
 
 def repair_span_tree(
