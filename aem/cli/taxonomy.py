@@ -25,15 +25,11 @@ from aem.cli.audit import ConfigOption
 from aem.cli.errors import fail
 from aem.config import load_config
 from aem.model import AuditReport, Label, Outcome
+from aem.vocabulary import EXPLANATION_STOP_WORDS
 
 taxonomy_app = typer.Typer(no_args_is_help=True, help="Failure categories (docs/taxonomy.md).")
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z_]{3,}")
-_STOP_WORDS = (
-    "that this with from were have been than then they them their there which what "
-    "when where does into only also some none more most other turn call calls tool"
-)
-_STOP = frozenset(_STOP_WORDS.split(" "))
 
 
 @dataclass(frozen=True)
@@ -75,7 +71,7 @@ def shared_words(texts: list[str], limit: int = 3) -> list[str]:
     >>> shared_words(["HTTP 429: rate limit exceeded", "rate limit exceeded for get_quote"])
     ['exceeded', 'limit', 'rate']
     """
-    sets = [{w.lower() for w in _WORD.findall(t)} - _STOP for t in texts]
+    sets = [{w.lower() for w in _WORD.findall(t)} - EXPLANATION_STOP_WORDS for t in texts]
     common = set.intersection(*sets) if sets else set()
     return sorted(common, key=lambda w: (-len(w), w))[:limit]
 

@@ -13,50 +13,26 @@ import re
 from collections.abc import Iterator
 from datetime import date, datetime
 
+from aem.vocabulary import (
+    MONTH_ABBREVIATIONS_EN,
+    MONTHS_EN_PATTERN,
+    MONTHS_RU_GENITIVE,
+    capitalised_alternation,
+)
+
 _CLOCK = re.compile(
     r"(?<![\d:.])(?P<h>[01]?\d|2[0-3]):(?P<m>[0-5]\d)(?::(?P<s>[0-5]\d)(?:\.\d+)?)?(?![\d:])"
     r"(?:\s?(?P<half>[ap]\.?\s?m\.?)(?![a-z]))?",
     re.IGNORECASE,
 )
 # English month names are capitalised in prose ("May 26"); "may" alone is a verb.
-_MONTHS_EN = (
-    "Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
-    "|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?"
-)
-MONTHS_RU = (  # genitive: "26 мая"
-    "января",
-    "февраля",
-    "марта",
-    "апреля",
-    "мая",
-    "июня",
-    "июля",
-    "августа",
-    "сентября",
-    "октября",
-    "ноября",
-    "декабря",
-)
+_MONTHS_EN = capitalised_alternation(MONTHS_EN_PATTERN)
 _DAY = r"(?P<d>[0-3]?\d)(?:st|nd|rd|th)?"
 _NO_YEAR = r"(?![\w:])(?!,?\s*(?:19|20)\d\d)"
 _MONTH_DAY = re.compile(rf"(?<![\w-])(?P<mon>(?:{_MONTHS_EN})\.?)\s+{_DAY}{_NO_YEAR}")
 _DAY_MONTH = re.compile(
-    rf"(?<![\w.,/-]){_DAY}\s+(?:of\s+)?(?P<mon>(?:{_MONTHS_EN})\.?|{'|'.join(MONTHS_RU)})"
+    rf"(?<![\w.,/-]){_DAY}\s+(?:of\s+)?(?P<mon>(?:{_MONTHS_EN})\.?|{'|'.join(MONTHS_RU_GENITIVE)})"
     rf"(?!\w){_NO_YEAR}"
-)
-_MONTH_ABBREVIATIONS = (
-    "jan",
-    "feb",
-    "mar",
-    "apr",
-    "may",
-    "jun",
-    "jul",
-    "aug",
-    "sep",
-    "oct",
-    "nov",
-    "dec",
 )
 
 
@@ -68,7 +44,7 @@ _HOUR = re.compile(r"(?<![\w:.])(?P<h>1[0-2]|0?[1-9])\s?(?P<half>[ap])\.?m\b\.?"
 _MAY_HOLD_TIME = re.compile(r"\d(?::[0-5]|\s?[ap]\.?m)", re.IGNORECASE)
 # What every match of _MONTH_DAY or _DAY_MONTH contains: a month's name (the English
 # ones capitalised, as the patterns want them).
-_MAY_HOLD_DAY = re.compile(rf"{_MONTHS_EN}|{'|'.join(MONTHS_RU)}")
+_MAY_HOLD_DAY = re.compile(rf"{_MONTHS_EN}|{'|'.join(MONTHS_RU_GENITIVE)}")
 
 
 def time_key(hour: int, minute: int) -> str:
@@ -101,9 +77,9 @@ def find_times(text: str) -> Iterator[tuple[str, int, int]]:
 
 def _month_number(name: str) -> int:
     lowered = name.lower().rstrip(".")
-    if lowered in MONTHS_RU:
-        return MONTHS_RU.index(lowered) + 1
-    return _MONTH_ABBREVIATIONS.index(lowered[:3]) + 1
+    if lowered in MONTHS_RU_GENITIVE:
+        return MONTHS_RU_GENITIVE.index(lowered) + 1
+    return MONTH_ABBREVIATIONS_EN.index(lowered[:3]) + 1
 
 
 def find_days(text: str) -> Iterator[tuple[str, int, int]]:

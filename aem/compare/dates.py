@@ -15,28 +15,13 @@ from typing import Any
 
 from aem.compare.result import Comparison, short
 from aem.compare.settings import CompareSettings
+from aem.vocabulary import MONTH_ABBREVIATIONS_EN, MONTHS_EN_PATTERN, WEEKDAYS_EN
 
-_MONTHS = {
-    "jan": 1,
-    "feb": 2,
-    "mar": 3,
-    "apr": 4,
-    "may": 5,
-    "jun": 6,
-    "jul": 7,
-    "aug": 8,
-    "sep": 9,
-    "oct": 10,
-    "nov": 11,
-    "dec": 12,
-}
-_MON = (
-    r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
-)
+_MONTHS = {abbreviation: n for n, abbreviation in enumerate(MONTH_ABBREVIATIONS_EN, 1)}
+_MON = rf"(?P<mon>{MONTHS_EN_PATTERN})\.?"
 _Y = r"(?P<y>(?:19|20)\d\d)"
 _D = r"(?P<d>[0-3]?\d)(?:st|nd|rd|th)?"
-_WEEKDAY = r"(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,?\s+)?"
+_WEEKDAY = rf"(?:(?:{'|'.join(day[:3] for day in WEEKDAYS_EN)})[a-z]*,?\s+)?"
 _RANGE_SEP = re.compile(r"^\s*(?:\.\.|/|to|until|till|through|thru|[-–—])\s*$", re.IGNORECASE)
 _RANGE_KEYS = (
     ("start", "end"),

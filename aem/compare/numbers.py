@@ -13,9 +13,9 @@ from typing import Literal
 
 from aem.compare.result import Comparison
 from aem.compare.settings import CompareSettings
+from aem.vocabulary import CURRENCY_CODES, MAGNITUDE_WORDS
 
 CURRENCY_SYMBOLS = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₽": "RUB", "₹": "INR"}
-CURRENCY_CODES = ("USD", "EUR", "GBP", "JPY", "RUB", "INR", "CHF", "CNY", "CAD", "AUD")
 _MAGNITUDES = {
     "k": 1e3,
     "K": 1e3,
@@ -24,9 +24,7 @@ _MAGNITUDES = {
     "mln": 1e6,
     "B": 1e9,
     "bn": 1e9,
-    "thousand": 1e3,
-    "million": 1e6,
-    "billion": 1e9,
+    **MAGNITUDE_WORDS,
 }
 # Units recognised inside free text; a whole value ("42 apples") may carry any short word.
 KNOWN_UNITS = {
@@ -73,8 +71,12 @@ _BODY = r"""
   | \d+(?:[.,]\d+)?
   | [.,]\d+
 )
-(?:(?P<mag>[kKMB]|bn|mn|mln)(?![^\W\d_])|\s?(?P<magw>thousand|million|billion)\b)?
+(?:(?P<mag>[kKMB]|bn|mn|mln)(?![^\W\d_])|\s?(?P<magw>"""
+_BODY += (
+    "|".join(MAGNITUDE_WORDS)
+    + r""")\b)?
 """
+)
 # Codes are upper case only (``chf 1`` is an id, not money); a sign may follow a symbol
 # ($-5) but not a code (``CHF-1`` is an id).
 _PREFIX = (

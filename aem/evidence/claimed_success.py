@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from aem.evidence.recovery import argument_leaves
 from aem.matching.names import tool_key
 from aem.model import Turn
+from aem.vocabulary import DETERMINERS_EN, TOOL_NAME_FILLER
 
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 _WORD = re.compile(r"[A-Za-z]+")
@@ -45,10 +46,6 @@ _READ_VERBS = frozenset(
         *("check", "show", "view", "describe", "retrieve", "calculate", "compute", "think"),
     }
 )
-_IGNORED = frozenset(
-    {"a", "an", "the", "to", "of", "for", "by", "id", "ids", "info", "details", "data", "tool"}
-)
-_DETERMINERS = frozenset({"the", "your", "our", "my", "a", "an", "this", "these", "those", "its"})
 _IRREGULAR = {
     "write": ("wrote", "written"),
     "send": ("sent",),
@@ -81,7 +78,7 @@ def action_words(tool_name: str) -> list[str]:
     >>> action_words("book_reservation"), action_words("get_user_details")
     (['book', 'reservation'], [])
     """
-    words = [w for w in name_words(tool_name) if w not in _IGNORED]
+    words = [w for w in name_words(tool_name) if w not in TOOL_NAME_FILLER]
     if not words or words[0] in _READ_VERBS:
         return []
     return [w for w in words if len(w) >= 3]
@@ -97,7 +94,7 @@ def _forms(verb: str, sentence: str) -> tuple[bool, bool]:
     for i, word in enumerate(words):
         if word.startswith(stem) or word in irregular:
             named = True
-            adjective = i > 0 and words[i - 1] in _DETERMINERS
+            adjective = i > 0 and words[i - 1] in DETERMINERS_EN
             past = past or ((word in irregular or word.endswith("ed")) and not adjective)
     return named, past
 

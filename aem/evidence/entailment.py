@@ -22,7 +22,6 @@ measures the whole rule on labelled claims.
 
 from __future__ import annotations
 
-import calendar
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -31,7 +30,6 @@ from functools import lru_cache
 
 import numpy as np
 
-from aem.compare.clock import MONTHS_RU
 from aem.compare.core import SemanticComparator
 from aem.compare.extract import StatedValue, extract_claims
 from aem.compare.settings import CompareSettings
@@ -39,163 +37,15 @@ from aem.evidence.claimed_success import reports_done
 from aem.evidence.claims import words
 from aem.evidence.grounding import Grounding, Passage
 from aem.evidence.support import SeenValues, day_range, derive
+from aem.vocabulary import (
+    MONTH_ABBREVIATIONS_EN,
+    MONTHS_EN,
+    MONTHS_RU_GENITIVE,
+    NEGATIONS,
+    STOP_WORDS,
+    WEEKDAYS_EN,
+)
 
-_STOP = frozenset(
-    [
-        "the",
-        "a",
-        "an",
-        "and",
-        "or",
-        "but",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "by",
-        "for",
-        "with",
-        "from",
-        "as",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "it",
-        "its",
-        "this",
-        "that",
-        "these",
-        "those",
-        "you",
-        "your",
-        "we",
-        "our",
-        "they",
-        "their",
-        "he",
-        "she",
-        "his",
-        "her",
-        "i",
-        "my",
-        "me",
-        "us",
-        "them",
-        "can",
-        "could",
-        "will",
-        "would",
-        "shall",
-        "should",
-        "may",
-        "might",
-        "must",
-        "do",
-        "does",
-        "did",
-        "has",
-        "have",
-        "had",
-        "not",
-        "no",
-        "there",
-        "here",
-        "than",
-        "then",
-        "so",
-        "if",
-        "when",
-        "which",
-        "who",
-        "what",
-        "how",
-        "also",
-        "about",
-        "into",
-        "over",
-        "after",
-        "before",
-        "и",
-        "в",
-        "во",
-        "на",
-        "с",
-        "со",
-        "по",
-        "к",
-        "ко",
-        "у",
-        "о",
-        "об",
-        "от",
-        "до",
-        "из",
-        "за",
-        "для",
-        "при",
-        "что",
-        "это",
-        "как",
-        "а",
-        "но",
-        "же",
-        "ли",
-        "бы",
-        "не",
-        "ни",
-        "вы",
-        "вам",
-        "ваш",
-        "ваша",
-        "ваши",
-        "мы",
-        "нас",
-        "наш",
-        "она",
-        "он",
-        "они",
-        "оно",
-        "его",
-        "её",
-        "их",
-        "быть",
-        "был",
-        "была",
-        "были",
-        "есть",
-    ]
-)
-_NEGATION = frozenset(
-    [
-        "not",
-        "no",
-        "never",
-        "cannot",
-        "cant",
-        "can't",
-        "won't",
-        "don't",
-        "doesn't",
-        "isn't",
-        "aren't",
-        "wasn't",
-        "weren't",
-        "without",
-        "none",
-        "nor",
-        "не",
-        "нет",
-        "нельзя",
-        "никогда",
-        "ни",
-        "без",
-    ]
-)
 _RESTRICTING = (
     "only",
     "just",
@@ -248,7 +98,7 @@ def content_stems(text: str) -> frozenset[str]:
     return frozenset(
         stem(w)
         for w in words(text)
-        if len(w) > 1 and w not in _STOP and not any(c.isdigit() for c in w)
+        if len(w) > 1 and w not in STOP_WORDS and not any(c.isdigit() for c in w)
     )
 
 
@@ -270,7 +120,7 @@ _NEGATIVE_STEMS = (
 def _negated(text: str) -> bool:
     lowered = text.lower().replace("’", "'")
     said = re.findall(r"[\w']+", lowered)
-    return any(w in _NEGATION or w.startswith(_NEGATIVE_STEMS) for w in said) or "n't" in lowered
+    return any(w in NEGATIONS or w.startswith(_NEGATIVE_STEMS) for w in said) or "n't" in lowered
 
 
 def _restricting(text: str) -> set[str]:
@@ -324,9 +174,6 @@ def value_supported(
     return seen.supports(value, settings, date_slack_days=slack)
 
 
-_MONTHS_EN = [calendar.month_name[m].lower() for m in range(1, 13)]
-
-
 def _day_without_year(day: date, seen: SeenValues) -> bool:
     """The context names this day and month without a year ("on 12 June", "12 июня",
     "12.06") and no dated mention of the same day in another year: the year was inferred,
@@ -335,7 +182,7 @@ def _day_without_year(day: date, seen: SeenValues) -> bool:
         s.month == day.month and s.day == day.day and s.year != day.year for s, _, _ in seen.dates
     ):
         return False
-    en, ru = _MONTHS_EN[day.month - 1], MONTHS_RU[day.month - 1]
+    en, ru = MONTHS_EN[day.month - 1], MONTHS_RU_GENITIVE[day.month - 1]
     forms = (
         rf"\b{day.day}(?:st|nd|rd|th)? (?:of )?(?:{en}|{en[:3]})\b",
         rf"\b(?:{en}|{en[:3]}) {day.day}(?:st|nd|rd|th)?\b",
@@ -407,7 +254,10 @@ _LABEL = re.compile(r"^[\s*_#>•-]*(?:[^:\n]{1,40}:(?!\d)[\s*_]*)?")
 # Clock suffixes and calendar words: "07:00 PM", "May 20" state a time or a date, whose
 # value the value check compares.
 _NOT_NAMES = frozenset(
-    {"AM", "PM", *calendar.month_name[1:], *calendar.month_abbr[1:], *calendar.day_name}
+    {
+        *("AM", "PM"),
+        *(name.capitalize() for name in (*MONTHS_EN, *MONTH_ABBREVIATIONS_EN, *WEEKDAYS_EN)),
+    }
 )
 
 
@@ -477,7 +327,9 @@ def _records_restated(claim: str, values: list[StatedValue], grounding: Groundin
     text = grounding.values.text
     stems = content_stems(text)
     rest = [
-        w for w in words(claim) if w not in _STOP and len(w) > 1 and not any(c.isdigit() for c in w)
+        w
+        for w in words(claim)
+        if w not in STOP_WORDS and len(w) > 1 and not any(c.isdigit() for c in w)
     ]
     return all(stem(w) in stems or w in text for w in rest)
 

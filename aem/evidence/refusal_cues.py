@@ -11,36 +11,7 @@ from __future__ import annotations
 
 import re
 
-REFUSAL_CUES = re.compile(
-    r"\b(?:i (?:do not|don't|dont|did not|didn't) (?:know|find|have (?:(?:that|this|any|the|"
-    r"enough|such|access to) )?(?:information|data|details|access|an answer))"
-    r"|i(?:'m| am) (?:not (?:sure|certain|aware)|unable to|not able to|afraid i (?:can't|cannot|"
-    r"don't))|i (?:cannot|can't|can not|could not|couldn't) (?:find|tell|say|confirm|answer|"
-    r"help|provide|give|check|look up)|(?:there is|there's|i have|i found|with) no information"
-    r"|no (?:information|details|data) (?:about|on|regarding|for)"
-    r"|(?:outside|beyond) (?:my|the|our) (?:scope|knowledge|sources)"
-    r"|(?:sources|documents|knowledge base) (?:do not|don't|does not|doesn't) "
-    r"(?:cover|say|mention|contain)|not something i can (?:help|answer)"
-    r"|(?:isn't|is not|aren't|are not|not) covered (?:by|in) (?:my|our|the) (?:\w+ )?"
-    r"(?:sources?|documents?|documentation|knowledge|materials?|information|data|faq)"
-    r"|no way to (?:check|know|tell|find|verify|confirm)"
-    r"|i have no (?:data|information|details|answer))"
-    r"|не знаю|не могу (?:вам )?(?:это(?:го)? |об этом )?(?:помочь|ответить|подсказать|сказать|"
-    r"найти|дать|проверить)|нет (?:\w+ )?(?:информации|данных|сведений|ответа)"
-    r"|(?:информации|данных|сведений) (?:\w+ ){0,4}нет\b|не располагаю|не наш(?:ёл|ел|ла)"
-    r"|не удалось найти|вне (?:моей|нашей) компетенции|затрудняюсь (?:ответить|сказать)"
-    r"|ничего не известно|мне (?:это )?неизвестно|не уверен"
-    r"|не (?:имею|владею) (?:\w+ )?(?:информацией|данными|сведениями)",
-    re.IGNORECASE,
-)
-
-OFFER_CUES = re.compile(
-    r"\b(?:manager|operator|human|agent|specialist|colleague|support team|customer service"
-    r"|contact|phone|e-?mail|call you|reach you|get back to you|connect you|transfer you"
-    r"|escalat\w*)\b|менеджер|оператор|специалист|сотрудник|коллег|свяж|контакт|телефон"
-    r"|почт|перезвон|передам|переключ",
-    re.IGNORECASE,
-)
+from aem.vocabulary import OFFER_CUES, REFUSAL_CUES
 
 EXEMPLARS = (
     "I don't know the answer to that.",

@@ -26,6 +26,7 @@ from aem.compare.clock import keys_of_instant
 from aem.compare.extract import StatedValue, extract_values
 from aem.compare.numbers import parse_number
 from aem.compare.settings import CompareSettings
+from aem.vocabulary import CURRENCY_CODES, MONTHS_EN
 
 _DIGITS = re.compile(r"\d+")
 # "24-hour", "3-day", "2-year-old": a count with a unit word (an age), not an identifier.
@@ -36,20 +37,6 @@ _COUNT_WORD = re.compile(
 )
 # A digit run this long said inside an id or a word supports the same number.
 _VERBATIM_DIGITS = 4
-_MONTH_NAMES = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-]
 
 
 def _day(value: date | datetime) -> date:
@@ -181,7 +168,7 @@ class SeenValues:
             if any(es - slack <= e and s <= ee + slack for es, ee, _ in self.dates):
                 return True
             # "May 20th" in a user message states the day without a year.
-            month = _MONTH_NAMES[s.month - 1]
+            month = MONTHS_EN[s.month - 1]
             return s == e and any(f"{name} {s.day}" in self.text for name in (month, month[:3]))
         if str(value.value) in self.ids or value.raw.lower() in self.text:
             return True
@@ -376,7 +363,7 @@ _AMOUNT_KEY = re.compile(
     re.IGNORECASE,
 )
 _COUNT_KEY = re.compile(r"count|number|num|qty|quantity|seats|baggage|bags|passengers|nights")
-_CURRENCIES = frozenset({"USD", "EUR", "GBP", "JPY", "RUB", "INR", "CHF", "CNY", "CAD", "AUD"})
+_CURRENCIES = frozenset(CURRENCY_CODES)
 # A count multiplies or divides only where the turn says what it counts.
 _COUNTED_NOUNS = (
     r"(?:passengers?|people|persons?|travell?ers?|adults?|children|guests?|bags?|"

@@ -12,7 +12,6 @@ evidence, so nobody mistakes it for a model's reading.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from aem.compare.core import SemanticComparator
@@ -20,14 +19,8 @@ from aem.compare.extract import StatedValue, extract_values
 from aem.evidence import SeenValues
 from aem.judges.base import JudgeRequest, JudgeVerdict
 from aem.judges.settings import EMBEDDED, EmbeddedJudgeSettings
+from aem.vocabulary import DECLINE_CUES
 
-# An honest "I don't know" (faithful by the rubric); lexical, so it never guesses.
-_DECLINES = re.compile(
-    r"\b(i (?:do not|don't|dont) know|i(?:'m| am) not sure|i (?:cannot|can't|could not|"
-    r"couldn't) (?:find|tell|say|confirm)|i (?:do not|don't) have (?:that|this|the) "
-    r"information|no information (?:about|on))\b|не знаю|нет информации",
-    re.IGNORECASE,
-)
 _FULL, _PARTIAL, _LOW, _HONEST = 9.0, 5.0, 2.0, 10.0
 
 
@@ -96,7 +89,7 @@ class EmbeddedJudge:
         return extract_values(text, self.comparator.settings)
 
     def _faithfulness(self, request: JudgeRequest, reference: str) -> JudgeVerdict:
-        if _DECLINES.search(request.answer):
+        if DECLINE_CUES.search(request.answer):
             return self._scored(_HONEST, "the agent honestly says it does not know")
         settings = self.comparator.settings
         seen = SeenValues.gather([reference, request.question], settings)

@@ -21,38 +21,11 @@ from aem.compare.settings import CompareSettings
 from aem.evidence import SeenValues
 from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
 from aem.model import Evidence, MetricResult, Outcome
+from aem.vocabulary import FUNCTION_WORDS_EN
 
 NAME = "correctness.completeness"
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
 _WORD = re.compile(r"\w+", re.UNICODE)
-_STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "for",
-        "in",
-        "on",
-        "at",
-        "to",
-        "and",
-        "or",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "by",
-        "with",
-        "from",
-        "that",
-        "this",
-        "it",
-        "its",
-        "as",
-    ]
-)
 
 
 _KIND_TOKENS = frozenset({"number", "date", "period", "id", "time", "day"})
@@ -71,7 +44,7 @@ def _mask_values(text: str, settings: object) -> str:
 
 def _content_words(text: str) -> set[str]:
     words = {w.lower() for w in _WORD.findall(text)}
-    return {w for w in words if w and w not in _STOPWORDS}
+    return {w for w in words if w and w not in FUNCTION_WORDS_EN}
 
 
 def _lexically_covered(point: str, answer: str, settings: CompareSettings) -> bool:
