@@ -1,16 +1,21 @@
 """The cases file: per-session references (fields in docs/semantics.md, "The cases file").
 
-One case per session, joined on ``session_id``. Unknown fields are kept as metadata.
+One case per session, joined on ``session_id``. Unknown fields are kept as metadata; a
+check or metric that reads one declares it (:class:`CaseField`), typed, and reads it
+through the declaration, so a wrong type is an error naming the case and the field.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 
 class ExpectedToolCall(BaseModel):
@@ -38,6 +43,103 @@ class Case(BaseModel):
     @property
     def metadata(self) -> dict[str, Any]:
         return dict(self.model_extra or {})
+
+
+class CaseFieldError(ValueError):
+    """One case's field has the wrong type; the message names the case and the field.
+
+    Raised when the field is read, not when the file loads: the other cases still load
+    and are evaluated, and only the readers of this field report the error.
+    """
+
+
+@cache
+def _adapter(kind: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(kind, config=ConfigDict(strict=True))
+
+
+def _type_name(kind: Any) -> str:
+    return kind.__name__ if isinstance(kind, type) else str(kind)
+
+
+@dataclass(frozen=True)
+class CaseField:
+    """A case field a check or metric reads, with the type it must have.
+
+    ``required``: a check skips a case without it (the reason names the field, with
+    ``note`` after it); an optional field is only read. A field is *given* when it is set
+    and is not empty text or an empty list (``{}`` is a schema that accepts everything).
+    """
+
+    name: str
+    type: Any
+    required: bool = True
+    note: str = ""
+
+    def value(self, case: Case | None) -> Any:
+        """The field's value (None when absent); :class:`CaseFieldError` on a wrong type."""
+        if case is None:
+            return None
+        if self.name in Case.model_fields:
+            return getattr(case, self.name)  # validated with the case when the file loaded
+        raw = (case.model_extra or {}).get(self.name)
+        if raw is None:
+            return None
+        try:
+            return _adapter(self.type).validate_python(raw)
+        except ValidationError as exc:
+            raise CaseFieldError(
+                f"case {case.session_id!r}: field {self.name!r} must be "
+                f"{_type_name(self.type)}, got {raw!r}"
+            ) from exc
+
+    def given(self, case: Case) -> bool:
+        value = self.value(case)
+        return value is not None and value != "" and value != []
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.note})" if self.note else self.name
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    """A requirement met by any one of ``fields`` (``reference_answer or judge_instruction``)."""
+
+    fields: tuple[CaseField, ...]
+    required: ClassVar[bool] = True
+
+    def __init__(self, *fields: CaseField) -> None:
+        object.__setattr__(self, "fields", fields)
+
+    def given(self, case: Case) -> bool:
+        return any(f.given(case) for f in self.fields)
+
+    def describe(self) -> str:
+        return " or ".join(f.describe() for f in self.fields)
+
+
+CaseFields = Sequence[CaseField | AnyOf]
+
+
+def declared_fields(declared: CaseFields) -> list[CaseField]:
+    """Every field of a declaration, groups flattened, in declaration order."""
+    return [f for item in declared for f in (item.fields if isinstance(item, AnyOf) else (item,))]
+
+
+def needs(declared: CaseFields) -> str:
+    """What a case must carry, as the skip reason and the check cards word it."""
+    return ", ".join(item.describe() for item in declared if item.required)
+
+
+def missing_reason(declared: CaseFields, case: Case | None) -> str | None:
+    """Why a reader of ``declared`` does not evaluate ``case``, or None when it does."""
+    if case is None:
+        return "no case for this session"
+    missing: Iterable[CaseField | AnyOf] = (
+        item for item in declared if item.required and not item.given(case)
+    )
+    named = [item.describe() for item in missing]
+    return f"the case has no {', no '.join(named)}" if named else None
 
 
 class CasesError(ValueError):

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from aem.cases import Case
+from aem.checks.registry import find_check
 from aem.compare import SemanticComparator
 from aem.judges.base import JudgeRequest
 from aem.judges.embedded import EmbeddedJudge
@@ -30,13 +32,10 @@ def labelled() -> list[dict]:  # type: ignore[type-arg]
 
 
 def request(item: dict) -> JudgeRequest:  # type: ignore[type-arg]
-    return JudgeRequest(
-        item["check"],
-        item["question"],
-        item["answer"],
-        item.get("reference_answer"),
-        item.get("judge_instruction"),
-    )
+    """The request the item's check sends (its own prompt and embedded scoring)."""
+    fields = {k: item.get(k) for k in ("question", "reference_answer", "judge_instruction")}
+    case = Case(session_id="labelled", **fields)
+    return find_check(item["check"]).judge_request(case, item["answer"])
 
 
 def test_embedded_agreement_with_the_scripted_llm_judge() -> None:
@@ -63,9 +62,18 @@ def test_embedded_agreement_with_the_scripted_llm_judge() -> None:
 
 def test_embedded_skips_what_it_cannot_score() -> None:
     embedded = EmbeddedJudge(SemanticComparator())
-    no_reference = embedded.judge(JudgeRequest("check.relevance", "q?", "an answer"))
+    no_reference = embedded.judge(
+        request({"check": "check.relevance", "question": "q?", "answer": "an answer"})
+    )
     instruction = embedded.judge(
-        JudgeRequest("check.task_completion", "q?", "a", judge_instruction="check 1) and 2)")
+        request(
+            {
+                "check": "check.task_completion",
+                "question": "q?",
+                "answer": "a",
+                "judge_instruction": "check 1) and 2)",
+            }
+        )
     )
     assert no_reference.status == "skip" and no_reference.score is None
     assert instruction.status == "skip" and "instruction" in instruction.explanation

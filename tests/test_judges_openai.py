@@ -5,16 +5,19 @@ from __future__ import annotations
 import json
 import re
 
-from aem.judges.base import JudgeRequest
+from aem.cases import Case
+from aem.checks.task_completion import TaskCompletionCheck
 from aem.judges.openai import OpenAIJudge
 from aem.judges.settings import OpenAIJudgeSettings
 from tests.judge_server import Reply, judge_server, user_text
 
-REQUEST = JudgeRequest(
-    check="check.task_completion",
-    question="How much does delivery to Kazan cost?",
-    answer="Delivery to Kazan costs 300 rubles.",
-    reference_answer="Delivery to Kazan costs 300 rubles.",
+REQUEST = TaskCompletionCheck.judge_request(
+    Case(
+        session_id="kazan",
+        question="How much does delivery to Kazan cost?",
+        reference_answer="Delivery to Kazan costs 300 rubles.",
+    ),
+    "Delivery to Kazan costs 300 rubles.",
 )
 
 
@@ -105,8 +108,13 @@ def test_prompt_injection_stays_data() -> None:
         ]
         return Reply(content=json.dumps({"score": 9 if "300" in answer else 2}))
 
-    request = JudgeRequest(
-        "check.task_completion", "How much is delivery?", injection, "Delivery costs 300 rubles."
+    request = TaskCompletionCheck.judge_request(
+        Case(
+            session_id="x",
+            question="How much is delivery?",
+            reference_answer="Delivery costs 300 rubles.",
+        ),
+        injection,
     )
     with judge_server(honest) as srv:
         judge, _ = judge_at(srv.url)

@@ -7,9 +7,23 @@ Scored 0–10 by the test's judge (prompt ``aem/judges/prompts/faithfulness.v1.t
 
 from __future__ import annotations
 
-from aem.checks.fields import FAITHFULNESS
+from aem.cases import CaseField
 from aem.checks.llm import LlmCheck
+from aem.judges.prompts import prompt_text
+
+FAITHFULNESS = "check.faithfulness"
 
 
 class FaithfulnessCheck(LlmCheck):
     name = FAITHFULNESS
+    case_fields = (
+        CaseField("question", str),
+        CaseField("reference_answer", str, required=False),
+        CaseField("judge_instruction", str, required=False),
+    )
+    prompt = prompt_text("faithfulness")
+    embedded_scoring = "faithfulness"
+    summary = (
+        "no invented facts: claims rest on the question, the reference or "
+        'well-known facts; an honest "I don\'t know" is faithful (judge, 0-10)'
+    )

@@ -14,14 +14,14 @@ from typing import Any
 
 from jsonschema import exceptions, validators
 
+from aem.cases import CaseField
 from aem.checks.answer import NO_ANSWER, answer_turn, landing_turn
-from aem.checks.fields import JSON_SCHEMA, missing_fields
+from aem.checks.base import BaseCheck
 from aem.checks.json_only import read_json_only
-from aem.metrics.base import BaseMetric, MetricContext, result
+from aem.metrics.base import MetricContext, NoSettings, result
 from aem.model import Evidence, MetricResult, Outcome
 
-# Checks run after every other metric, so a root cause keeps the name it had.
-CHECK_PRECEDENCE = 200
+JSON_SCHEMA = "check.json_schema"
 
 
 def json_path(path: Iterable[Any]) -> str:
@@ -50,15 +50,19 @@ def describe(error: exceptions.ValidationError) -> str:
     )
 
 
-class JsonSchemaCheck(BaseMetric):
+class JsonSchemaCheck(BaseCheck[NoSettings]):
     name = JSON_SCHEMA
-    precedence = CHECK_PRECEDENCE
+    case_fields = (CaseField("json_schema", dict),)
+    summary = (
+        "rule: the answer is only JSON (raw or one code block) and valid "
+        "against the case's schema; pass or fail"
+    )
 
     def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:
         turn = landing_turn(context)
         if turn is None:
             return
-        skip = missing_fields(JSON_SCHEMA, context.case)
+        skip = self.skip_reason(context.case)
         if context.case is None:
             return
         if skip or context.case.json_schema is None:

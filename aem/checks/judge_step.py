@@ -19,8 +19,9 @@ import networkx as nx
 from pydantic import Field
 
 from aem.judges.base import Judge, JudgeConfigError, JudgeRequest
+from aem.judges.verdicts import verdict_result
 from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
-from aem.model import Evidence, MetricResult, Outcome, Turn
+from aem.model import MetricResult, Outcome, Turn
 
 NAME = "judge.step"
 _PIECE = 2_000
@@ -110,17 +111,4 @@ class JudgeStep(BaseMetric[JudgeStepSettings]):
                 continue
             used += 1
             verdict = self.judge.judge(JudgeRequest(check=NAME, step=render_step(context, turn)))
-            why = f"judge: {verdict.judge} — {verdict.explanation}"
-            evidence = [
-                Evidence(
-                    span_id=turn.span_ids[0] if turn.span_ids else None,
-                    field="judge",
-                    actual=verdict.judge,
-                )
-            ]
-            if verdict.status != "scored" or verdict.mistake is None:
-                outcome = Outcome.ERROR if verdict.status == "error" else Outcome.SKIP
-                yield result(NAME, turn, outcome, why, evidence=evidence)
-            else:
-                outcome = Outcome.FAIL if verdict.mistake else Outcome.PASS
-                yield result(NAME, turn, outcome, why, evidence=evidence)
+            yield verdict_result(NAME, turn, verdict)

@@ -1,4 +1,17 @@
-"""What the three LLM checks share: a judge scores the final answer 0–10 on one rubric.
+"""What the LLM checks share: a judge scores the final answer 0–10 on one rubric.
+
+A judged check is one class: its ``name``, its ``case_fields``, its ``prompt`` (what to
+judge, as text; the shared 0–10 ``rubric`` goes before it) and, if the embedded judge
+can score it, its ``embedded_scoring``. The check sends all of it in the request, so no
+judge keeps a table of checks::
+
+    class PolitenessCheck(LlmCheck):
+        name = "team.politeness"
+        case_fields = (CaseField("question", str), CaseField("tone", str))
+        prompt = "Check: politeness. Does the answer keep to the case's tone? ..."
+
+Every declared field beyond the question, the reference answer and the judge instruction
+reaches the judge as a data block named after the field.
 
 The verdict is ``pass`` at or above the threshold (1–10, default 7), ``fail`` below it,
 ``error`` when the judge failed (a judge error: excluded from pass rate and mean),
@@ -14,17 +27,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import Field
 
+from aem.cases import Case, CaseFields, declared_fields
 from aem.checks.answer import NO_ANSWER, answer_turn, landing_turn
-from aem.checks.fields import missing_fields
-from aem.checks.json_schema import CHECK_PRECEDENCE
-from aem.judges.base import Judge, JudgeConfigError, JudgeRequest, JudgeVerdict
+from aem.checks.base import BaseCheck
+from aem.judges.base import Judge, JudgeConfigError, JudgeRequest
+from aem.judges.prompts import prompt_text
 from aem.judges.settings import EMBEDDED
-from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
-from aem.model import Evidence, MetricResult, Outcome, Turn
+from aem.judges.verdicts import usage_detail, verdict_result
+from aem.metrics.base import MetricContext, MetricSettings, result
+from aem.model import MetricResult, Outcome
 
 DEFAULT_THRESHOLD = 7.0
 
@@ -44,33 +59,45 @@ class LlmCheckSettings(MetricSettings):
     )
 
 
-def verdict_result(name: str, turn: Turn, verdict: JudgeVerdict, threshold: float) -> MetricResult:
-    """A judge's verdict as the check's result on ``turn``."""
-    why = f"judge: {verdict.judge} — {verdict.explanation}"
-    evidence = [
-        Evidence(
-            span_id=turn.span_ids[0] if turn.span_ids else None,
-            field="judge",
-            actual=verdict.judge,
-            detail=json.dumps(verdict.usage, sort_keys=True) if verdict.usage else None,
-        )
-    ]
-    if verdict.status == "error":
-        return result(name, turn, Outcome.ERROR, why, threshold=threshold, evidence=evidence)
-    if verdict.status == "skip" or verdict.score is None:
-        return result(name, turn, Outcome.SKIP, why, threshold=threshold, evidence=evidence)
-    outcome = Outcome.PASS if verdict.score >= threshold else Outcome.FAIL
-    return result(
-        name, turn, outcome, why, score=verdict.score, threshold=threshold, evidence=evidence
-    )
+# The request's own fields; any other declared field travels as an extra data block.
+_REQUEST_FIELDS = ("question", "reference_answer", "judge_instruction")
 
 
-class LlmCheck(BaseMetric[LlmCheckSettings]):
-    """Base of the LLM checks; a subclass only sets ``name``."""
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+class LlmCheck(BaseCheck[LlmCheckSettings]):
+    """Base of the judged checks; a subclass sets ``name``, ``case_fields``, ``prompt``."""
 
     name: ClassVar[str]
-    precedence = CHECK_PRECEDENCE
+    case_fields: ClassVar[CaseFields]
+    prompt: ClassVar[str]
+    rubric: ClassVar[str] = prompt_text("rubric")
+    embedded_scoring: ClassVar[str | None] = None
     Settings = LlmCheckSettings
+    threshold_unit = "/10"
+    judged = True
+
+    @classmethod
+    def judge_request(cls, case: Case, answer: str) -> JudgeRequest:
+        """What the judge is asked about ``answer`` to ``case``: the check's instructions
+        and fields."""
+        extra = tuple(
+            (f.name, _as_text(f.value(case)))
+            for f in declared_fields(cls.case_fields)
+            if f.name not in _REQUEST_FIELDS and f.given(case)
+        )
+        return JudgeRequest(
+            check=cls.name,
+            question=case.question or "",
+            answer=answer,
+            reference_answer=case.reference_answer,
+            judge_instruction=case.judge_instruction,
+            instructions=cls.rubric + "\n" + cls.prompt,
+            extra=extra,
+            embedded_scoring=cls.embedded_scoring,
+        )
 
     def __init__(self, settings: LlmCheckSettings | None = None, judge: Judge | None = None):
         super().__init__(settings)
@@ -92,7 +119,7 @@ class LlmCheck(BaseMetric[LlmCheckSettings]):
         if turn is None or case is None:
             return
         threshold = self.settings.threshold
-        skip = missing_fields(self.name, case)
+        skip = self.skip_reason(case)
         if skip:
             yield result(self.name, turn, Outcome.SKIP, skip)
             return
@@ -109,11 +136,7 @@ class LlmCheck(BaseMetric[LlmCheckSettings]):
             why = f'no judge configured (set metrics."{self.name}".judge, e.g. "{EMBEDDED}")'
             yield result(self.name, answer, Outcome.SKIP, why)
             return
-        request = JudgeRequest(
-            check=self.name,
-            question=case.question or "",
-            answer=answer.text or "",
-            reference_answer=case.reference_answer,
-            judge_instruction=case.judge_instruction,
+        verdict = judge.judge(self.judge_request(case, answer.text or ""))
+        yield verdict_result(
+            self.name, answer, verdict, threshold=threshold, detail=usage_detail(verdict)
         )
-        yield verdict_result(self.name, answer, judge.judge(request), threshold)

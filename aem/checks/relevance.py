@@ -8,9 +8,23 @@ Scored 0–10 by the test's judge (prompt ``aem/judges/prompts/relevance.v1.txt`
 
 from __future__ import annotations
 
-from aem.checks.fields import RELEVANCE
+from aem.cases import CaseField
 from aem.checks.llm import LlmCheck
+from aem.judges.prompts import prompt_text
+
+RELEVANCE = "check.relevance"
 
 
 class RelevanceCheck(LlmCheck):
     name = RELEVANCE
+    case_fields = (
+        CaseField("question", str),
+        CaseField("reference_answer", str, required=False),
+        CaseField("judge_instruction", str, required=False),
+    )
+    prompt = prompt_text("relevance")
+    embedded_scoring = "relevance"
+    summary = (
+        "whether the agent answers the question asked; style, politeness "
+        "and length do not count (judge, 0-10)"
+    )

@@ -12,11 +12,13 @@ from collections.abc import Iterable
 
 from pydantic import Field
 
+from aem.cases import CaseField
 from aem.checks.answer import landing_turn
-from aem.checks.fields import TOOL_CALLS, missing_fields
-from aem.checks.json_schema import CHECK_PRECEDENCE
-from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
+from aem.checks.base import BaseCheck
+from aem.metrics.base import MetricContext, MetricSettings, result
 from aem.model import Evidence, MetricResult, Outcome
+
+TOOL_CALLS = "check.tool_calls"
 
 
 class ToolCallsSettings(MetricSettings):
@@ -30,10 +32,18 @@ def percent(share: float) -> str:
     return f"{share * 100:.0f}%"
 
 
-class ToolCallsCheck(BaseMetric[ToolCallsSettings]):
+class ToolCallsCheck(BaseCheck[ToolCallsSettings]):
     name = TOOL_CALLS
-    precedence = CHECK_PRECEDENCE
     Settings = ToolCallsSettings
+    case_fields = (
+        CaseField("expected_tool_calls", list, note="at least one function"),
+        CaseField("match_tools", list, required=False),
+    )
+    summary = (
+        "rule: the share of the case's functions called as tools; errored "
+        "calls count, order and arguments do not"
+    )
+    threshold_unit = "%"
 
     def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:
         turn = landing_turn(context)
@@ -41,7 +51,7 @@ class ToolCallsCheck(BaseMetric[ToolCallsSettings]):
             return
         if context.case is None:
             return
-        skip = missing_fields(TOOL_CALLS, context.case)
+        skip = self.skip_reason(context.case)
         if skip:
             yield result(TOOL_CALLS, turn, Outcome.SKIP, skip)
             return

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from aem.cases import Case, load_cases
-from aem.checks.fields import ALL_CHECKS, LLM_CHECKS
+from aem.checks.registry import check_names, judged_checks
 from aem.config import AemConfig, closest
 from aem.datatests.tables import rows as _rows
 from aem.datatests.thresholds import project_threshold
@@ -91,11 +91,12 @@ def _judge_for(check: str, wanted: dict[str, str], config: AemConfig) -> str:
 
 
 def _validate_checks(checks: list[str], gates: dict[str, float]) -> None:
+    known = check_names()
     if not checks:
-        raise TestError("choose at least one check (--check); checks: " + ", ".join(ALL_CHECKS))
+        raise TestError("choose at least one check (--check); checks: " + ", ".join(known))
     for name in [*checks, *(g for g in gates if g != "all")]:
-        if name not in ALL_CHECKS:
-            raise TestError(f"unknown check {name!r}{closest(name, ALL_CHECKS)}")
+        if name not in known:
+            raise TestError(f"unknown check {name!r}{closest(name, known)}")
     for name in gates:
         if name != "all" and name not in checks:
             raise TestError(f"gate on {name}, which the test does not run")
@@ -120,11 +121,12 @@ def create_test(
     _validate_checks(checks, gates)
     if _rows(store, "SELECT 1 FROM dt_tests WHERE name = ?", (name,)):
         raise TestError(f"a test named {name!r} exists; pick another name or `aem test copy`")
+    judged = judged_checks()
     chosen = [
         CheckChoice(
             c,
             project_threshold(c, store, config),
-            _judge_for(c, judges or {}, config) if c in LLM_CHECKS else None,
+            _judge_for(c, judges or {}, config) if c in judged else None,
         )
         for c in checks
     ]
@@ -202,7 +204,7 @@ def set_judge(store: Store, config: AemConfig, name: str, check: str, judge: str
             f"`aem test copy {name} NEW --judge {check}={judge}`; to score run {runs[-1]}'s "
             f"answers with it too: `aem test rescore {runs[-1]} --judge {judge}`"
         )
-    if check not in LLM_CHECKS or check not in {c.name for c in spec.checks}:
+    if check not in judged_checks() or check not in {c.name for c in spec.checks}:
         raise TestError(f"{check} is not an LLM check of test {name!r}")
     resolved = _judge_for(check, {check: judge}, config)
     with store.transaction() as conn:

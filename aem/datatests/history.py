@@ -8,16 +8,16 @@ import json
 import time
 
 from aem.cases import Case
-from aem.checks.fields import LLM_CHECKS, applicable
-from aem.checks.llm import verdict_result
+from aem.checks.registry import applicable, find_check, judged_checks
 from aem.config import AemConfig
 from aem.datatests.definition import TestError, dataset_cases, load_test
 from aem.datatests.results import Evaluation, RunResult
 from aem.datatests.runner import NO_SESSION, as_evaluation, check_cap, insert_evaluations
 from aem.datatests.tables import rows as _rows
 from aem.datatests.thresholds import project_threshold
-from aem.judges.base import Judge, JudgeRequest
+from aem.judges.base import Judge
 from aem.judges.registry import build_judge
+from aem.judges.verdicts import usage_detail, verdict_result
 from aem.model import Outcome
 from aem.store import Store
 from aem.testing import make_turn
@@ -97,11 +97,10 @@ def _judged(
             0.0,
             "no answer: the run has no answer for this case",
         )
-    request = JudgeRequest(
-        check, case.question or "", answer, case.reference_answer, case.judge_instruction
-    )
+    verdict = judge.judge(find_check(check).judge_request(case, answer))
     turn = make_turn("answer", turn_id="answer")
-    return as_evaluation(verdict_result(check, turn, judge.judge(request), threshold), case)
+    found = verdict_result(check, turn, verdict, threshold=threshold, detail=usage_detail(verdict))
+    return as_evaluation(found, case)
 
 
 def rescore(
@@ -117,7 +116,8 @@ def rescore(
     counts towards the run's 2,000 evaluations.
     """
     spec = load_test(store, run_test_name(store, run_id))
-    chosen = [c.name for c in spec.checks if c.name in LLM_CHECKS]
+    judged = judged_checks()
+    chosen = [c.name for c in spec.checks if c.name in judged]
     if checks:
         unknown = [c for c in checks if c not in chosen]
         if unknown:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from aem.cases import Case
-from aem.checks.fields import LLM_CHECKS, applicable
+from aem.checks.registry import applicable, judged_checks, metric_checks
 from aem.compare.core import SemanticComparator
 from aem.config import AemConfig
 from aem.datatests.definition import TestError, TestSpec, dataset_cases, load_test
@@ -63,6 +63,7 @@ def check_metrics(
 ) -> list[Metric]:
     """The test's checks, built with the test's thresholds and judges."""
     specs = {s.name: s for s in registered_metrics(config.metrics.plugins)}
+    judged = judged_checks()
     built: list[Metric] = []
     for choice in spec.checks:
         if choice.name in GATE_METRICS:  # groundedness: its metrics as configured
@@ -72,10 +73,10 @@ def check_metrics(
         table = dict(config.metrics.tables.get(choice.name, {}))
         if choice.threshold is not None:
             table["threshold"] = choice.threshold
-        if choice.name in LLM_CHECKS:
+        if choice.name in judged:
             table["judge"] = choice.judge
         metric = specs[choice.name].create(table)
-        if choice.name in LLM_CHECKS and choice.judge:
+        if choice.name in judged and choice.judge:
             metric.judge = build_judge(choice.judge, config, comparator)  # type: ignore[attr-defined]
         built.append(metric)
     return built
@@ -236,7 +237,8 @@ def run_test(
     by_id = {c.session_id: c for c in cases}
     evaluator = Evaluator(config, by_id, [])
     built = check_metrics(spec, config, evaluator.comparator)
-    names = {m.name for m in built}
+    # Checks run only as the test built them (its thresholds and judges), never as configured.
+    names = {m.name for m in built} | set(metric_checks())
     evaluator.metrics.extend(
         m
         for m in resolve_metrics(config)

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import time
 
-from aem.checks.fields import ALL_CHECKS, NO_THRESHOLD, TOOL_CALLS
+from aem.checks.registry import check_names, threshold_range, threshold_unit
 from aem.config import AemConfig
 from aem.datatests.tables import rows as _rows
 from aem.metrics.registry import registered_metrics
 from aem.store import Store
+
+# What a threshold of each unit is, for the out-of-range message.
+_MEANING = {"%": "a share in percent", "/10": "a judge score"}
 
 
 class ThresholdError(ValueError):
@@ -23,7 +26,7 @@ class ThresholdError(ValueError):
 
 def default_threshold(check: str, config: AemConfig) -> float | None:
     """The threshold from the configuration (or the check's default); None: no threshold."""
-    if check in NO_THRESHOLD:
+    if threshold_range(check) is None:
         return None
     spec = next(s for s in registered_metrics(config.metrics.plugins) if s.name == check)
     settings = spec.settings_model.model_validate(config.metrics.tables.get(check, {}))
@@ -31,16 +34,19 @@ def default_threshold(check: str, config: AemConfig) -> float | None:
 
 
 def validate_threshold(check: str, value: float) -> float:
-    """``value`` if it is in the check's range (LLM 1–10, tool calls 1–100 %)."""
-    if check not in ALL_CHECKS:
-        raise ThresholdError(f"unknown check {check!r}; checks: {', '.join(ALL_CHECKS)}")
-    if check in NO_THRESHOLD:
+    """``value`` if it is in the range of the check's ``threshold`` setting (LLM 1–10, tool
+    calls 1–100 %)."""
+    known = check_names()
+    if check not in known:
+        raise ThresholdError(f"unknown check {check!r}; checks: {', '.join(known)}")
+    bounds = threshold_range(check)
+    if bounds is None:
         raise ThresholdError(
             f"{check} has no threshold: an answer passes or fails (gate the run with --gate)"
         )
-    low, high = (1.0, 100.0) if check == TOOL_CALLS else (1.0, 10.0)
+    low, high = bounds
     if not low <= value <= high:
-        unit = "a share in percent" if check == TOOL_CALLS else "a judge score"
+        unit = _MEANING.get(threshold_unit(check) or "", "the check's threshold")
         raise ThresholdError(f"{check}: threshold {value:g} is outside {low:g}–{high:g} ({unit})")
     return value
 
@@ -52,7 +58,7 @@ def overrides(store: Store) -> dict[str, float]:
 
 def project_threshold(check: str, store: Store, config: AemConfig) -> float | None:
     """The threshold a new test copies for ``check``."""
-    if check in NO_THRESHOLD:
+    if threshold_range(check) is None:
         return None
     found = overrides(store).get(check)
     return found if found is not None else default_threshold(check, config)

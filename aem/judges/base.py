@@ -21,6 +21,12 @@ class JudgeRequest:
 
     ``step`` is set instead of the answer fields by ``judge.step``: the one turn under
     judgement, rendered as exactly what that turn saw and did.
+
+    What the check itself declares travels with the request, so a judge needs no table of
+    checks: ``instructions`` (the rubric and the check's prompt, ``{nonce}`` standing for
+    the data delimiters' nonce), ``extra`` (the check's own case fields, as named data
+    blocks) and ``embedded_scoring`` (which of the embedded judge's scorings fits it;
+    None: the embedded judge cannot score it).
     """
 
     check: str
@@ -29,6 +35,9 @@ class JudgeRequest:
     reference_answer: str | None = None
     judge_instruction: str | None = None
     step: str | None = None
+    instructions: str | None = None
+    extra: tuple[tuple[str, str], ...] = ()
+    embedded_scoring: str | None = None
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from aem.compare.core import SemanticComparator
 from aem.compare.extract import StatedValue, extract_values
 from aem.evidence import SeenValues
 from aem.judges.base import JudgeRequest, JudgeVerdict
+from aem.judges.kinds import JudgeResources
 from aem.judges.settings import EMBEDDED, EmbeddedJudgeSettings
 from aem.vocabulary import DECLINE_CUES
 
@@ -25,9 +26,15 @@ _FULL, _PARTIAL, _LOW, _HONEST = 9.0, 5.0, 2.0, 10.0
 
 
 class EmbeddedJudge:
-    """Scores by similarity to the reference and by the reference's values."""
+    """Scores by similarity to the reference and by the reference's values.
+
+    It scores the checks whose ``embedded_scoring`` names one of its scorings
+    (``relevance``, ``faithfulness``, ``task_completion``) and skips any other.
+    """
 
     name = EMBEDDED
+    kind = EMBEDDED
+    Settings = EmbeddedJudgeSettings
 
     def __init__(
         self,
@@ -36,6 +43,19 @@ class EmbeddedJudge:
     ) -> None:
         self._comparator = comparator
         self.settings = settings or EmbeddedJudgeSettings()
+        self._scorings = {
+            "relevance": self._relevance,
+            "faithfulness": self._faithfulness,
+            "task_completion": self._task_completion,
+        }
+
+    @classmethod
+    def from_settings(
+        cls, name: str, settings: EmbeddedJudgeSettings, resources: JudgeResources
+    ) -> EmbeddedJudge:
+        """Whatever the table's name, its verdicts say ``embedded``: it is one judge."""
+        del name
+        return cls(resources.comparator, settings)
 
     @property
     def comparator(self) -> SemanticComparator:
@@ -48,15 +68,11 @@ class EmbeddedJudge:
         if not request.reference_answer:
             why = (
                 "a judge instruction needs an LLM judge"
-                if request.judge_instruction and request.check == "check.task_completion"
+                if request.judge_instruction and request.embedded_scoring == "task_completion"
                 else "without a reference answer only an LLM judge can score this"
             )
             return JudgeVerdict.skip(self.name, why)
-        method = {
-            "check.relevance": self._relevance,
-            "check.faithfulness": self._faithfulness,
-            "check.task_completion": self._task_completion,
-        }.get(request.check)
+        method = self._scorings.get(request.embedded_scoring or "")
         if method is None:
             return JudgeVerdict.skip(self.name, f"no method for {request.check}")
         return method(request, request.reference_answer)

@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 
 from aem.judges.base import JudgeRequest, JudgeVerdict
+from aem.judges.kinds import JudgeResources
 from aem.judges.parse import ReplyError, parse_score_reply, parse_step_reply
 from aem.judges.prompts import render_messages
 from aem.judges.settings import OpenAIJudgeSettings
@@ -53,6 +54,16 @@ def retry_after_seconds(value: str | None) -> float | None:
 
 class OpenAIJudge:
     """Scores requests with a chat model; ``usage`` totals the tokens it was billed."""
+
+    kind = "openai"
+    Settings = OpenAIJudgeSettings
+
+    @classmethod
+    def from_settings(
+        cls, name: str, settings: OpenAIJudgeSettings, resources: JudgeResources
+    ) -> OpenAIJudge:
+        del resources  # a model reads the text itself
+        return cls(name, settings)
 
     def __init__(
         self,

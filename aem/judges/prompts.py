@@ -16,18 +16,15 @@ from importlib.resources import files
 from aem.judges.base import JudgeRequest
 
 PROMPT_VERSION = "v1"
-# Step-shaped requests (a yes/no ``mistake`` verdict) whose check has a prompt of its own.
+# Step-shaped requests (a yes/no ``mistake`` verdict) whose metric has a prompt of its own.
+# A check's prompt is not looked up here: the check sends it (``JudgeRequest.instructions``).
 _STEP_PROMPTS = {"groundedness": "groundedness", "refusal": "refusal"}
-_CHECK_PROMPTS = {
-    "check.relevance": "relevance",
-    "check.faithfulness": "faithfulness",
-    "check.task_completion": "task_completion",
-}
 
 
 @cache
 def prompt_text(name: str, version: str = PROMPT_VERSION) -> str:
-    """The text of ``prompts/<name>.<version>.txt``."""
+    """The text of ``prompts/<name>.<version>.txt`` (AEM's own prompts; a plug-in check
+    brings its prompt as text)."""
     return (files("aem.judges") / "prompts" / f"{name}.{version}.txt").read_text(encoding="utf-8")
 
 
@@ -42,23 +39,24 @@ def _user_message(request: JudgeRequest, nonce: str) -> str:
         blocks.append(data_block(nonce, "reference_answer", request.reference_answer))
     if request.judge_instruction:
         blocks.append(data_block(nonce, "judge_instruction", request.judge_instruction))
+    blocks.extend(data_block(nonce, name, text) for name, text in request.extra)
     blocks.append(data_block(nonce, "agent_answer", request.answer))
     return "\n\n".join(blocks) + "\n\nScore the agent_answer. Reply with the JSON object only."
 
 
 def render_messages(request: JudgeRequest, nonce: str | None = None) -> list[dict[str, str]]:
-    """Chat messages for ``request``: rubric and check in the system message, data in the
-    user message. ``judge.step`` requests (``request.step``) get the step prompt."""
+    """Chat messages for ``request``: the check's instructions (rubric and prompt) in the
+    system message, data in the user message. Step requests (``request.step``) get the
+    step prompt, or their metric's own."""
     nonce = nonce or secrets.token_hex(6)
     if request.step is not None:
         prompt = _STEP_PROMPTS.get(request.check, "step")
         system = prompt_text(prompt).replace("{nonce}", nonce)
         user = data_block(nonce, "step", request.step) + "\n\nReply with the JSON object only."
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
-    check = _CHECK_PROMPTS.get(request.check)
-    if check is None:
+    if request.instructions is None:
         raise ValueError(f"no judge prompt for {request.check!r}")
-    system = prompt_text("rubric").replace("{nonce}", nonce) + "\n" + prompt_text(check)
+    system = request.instructions.replace("{nonce}", nonce)
     return [
         {"role": "system", "content": system},
         {"role": "user", "content": _user_message(request, nonce)},

@@ -1,7 +1,8 @@
 """Judges by name: ``embedded`` always, the rest from ``[judges.<name>]`` tables.
 
 Why by name: tests store a judge's name, and the same name must build the same judge in
-every later run, extra evaluation and ``aem checks`` listing.
+every later run, extra evaluation and ``aem checks`` listing. Which class a table builds
+is its ``kind``'s (:mod:`aem.judges.kinds`, the ``aem.judges`` entry-point group).
 """
 
 from __future__ import annotations
@@ -9,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from aem.compare.core import SemanticComparator
-from aem.config import AemConfig, closest
 from aem.judges.base import Judge, JudgeConfigError
-from aem.judges.embedded import EmbeddedJudge
-from aem.judges.openai import OpenAIJudge
-from aem.judges.settings import EMBEDDED, EmbeddedJudgeSettings, OpenAIJudgeSettings
+from aem.judges.kinds import JudgeResources, build_from_settings
+from aem.judges.settings import EMBEDDED, EmbeddedJudgeSettings
+from aem.settings import AemConfig
+from aem.strict import closest
 
 
 def known_judges(config: AemConfig) -> list[str]:
@@ -28,13 +29,13 @@ def build_judge(
 ) -> Judge:
     """The judge called ``name``; an unknown name is an error that lists the known ones."""
     settings = config.judges.get(name)
-    if name == EMBEDDED or isinstance(settings, EmbeddedJudgeSettings):
-        embedded = settings if isinstance(settings, EmbeddedJudgeSettings) else None
-        return EmbeddedJudge(comparator or (lambda: SemanticComparator(config.compare)), embedded)
-    if isinstance(settings, OpenAIJudgeSettings):
-        return OpenAIJudge(name, settings)
-    known = known_judges(config)
-    raise JudgeConfigError(
-        f"no judge named {name!r}{closest(name, known)}; known: {', '.join(known)} "
-        "(define others in [judges.<name>])"
-    )
+    if name == EMBEDDED and not isinstance(settings, EmbeddedJudgeSettings):
+        settings = EmbeddedJudgeSettings()  # always there; a table only tunes it
+    if settings is None:
+        known = known_judges(config)
+        raise JudgeConfigError(
+            f"no judge named {name!r}{closest(name, known)}; known: {', '.join(known)} "
+            "(define others in [judges.<name>])"
+        )
+    resources = JudgeResources(comparator or (lambda: SemanticComparator(config.compare)))
+    return build_from_settings(name, settings, resources)

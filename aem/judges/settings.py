@@ -4,6 +4,10 @@ Why named judges: a test records the *name* of each check's judge and is fixed t
 after its first run, so the name must mean one model at one endpoint. The embedded judge
 is always available as ``embedded``; a ``[judges.embedded]`` table only tunes it.
 
+A table's ``kind`` chooses a registered judge kind (:mod:`aem.judges.kinds`); the rest of
+the table is checked against that kind's ``Settings``. The two models here are the
+settings of AEM's own kinds.
+
     [judges.local-qwen]
     kind = "openai"
     base_url = "http://127.0.0.1:8000/v1"   # vLLM, Ollama, llama.cpp server, hosted APIs
@@ -15,9 +19,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator
 
-EMBEDDED = "embedded"
+from aem.judges.kinds import EMBEDDED, validate_judge_settings
 
 
 class OpenAIJudgeSettings(BaseModel):
@@ -67,4 +71,8 @@ class EmbeddedJudgeSettings(BaseModel):
     )
 
 
-JudgeSettings = Annotated[OpenAIJudgeSettings | EmbeddedJudgeSettings, Field(discriminator="kind")]
+# One ``[judges.<name>]`` table: the settings of the kind it names, checked when the
+# configuration loads (the kinds are looked up then, so a plug-in kind is one too).
+JudgeSettings = Annotated[BaseModel, PlainValidator(validate_judge_settings)]
+
+__all__ = ["EMBEDDED", "EmbeddedJudgeSettings", "JudgeSettings", "OpenAIJudgeSettings"]

@@ -11,7 +11,7 @@ the refusal metric, which needs someone to have said the question is out of scop
 from __future__ import annotations
 
 from aem.evidence import session_gathered
-from aem.metrics.base import MetricContext
+from aem.metrics.base import CaseField, MetricContext
 from aem.model import Turn, TurnKind
 
 GROUNDED_TYPES = ("happy", "edge")
@@ -41,9 +41,11 @@ def refusal_owns(context: MetricContext, turn: Turn) -> bool:
     return turn.kind is TurnKind.ANSWER and gets_refusal(context)
 
 
+# A case field of its own (not a Case attribute): read through its declaration, typed.
+REQUIRES_CONTEXT = CaseField("requires_context", bool, required=False)
+
+
 def requires_context(context: MetricContext, default: bool) -> bool:
-    """The case's ``requires_context`` field (kept as case metadata), else ``default``."""
-    if context.case is None:
-        return default
-    value = context.case.metadata.get("requires_context")
-    return value if isinstance(value, bool) else default
+    """The case's ``requires_context``, else ``default``; CaseFieldError if not a boolean."""
+    value = REQUIRES_CONTEXT.value(context.case)
+    return default if value is None else bool(value)

@@ -9,6 +9,11 @@ A metric is a class with three declarations and one method:
 * ``Settings`` — a pydantic model (:class:`MetricSettings`: unknown keys are errors,
   ``Literal`` for choices); AEM validates the metric's configuration table against it
   at load and passes the result to the constructor, ``Metric(settings)``;
+* ``case_fields`` — the case fields it reads, typed (:class:`~aem.cases.CaseField`):
+  ``case_fields = (CaseField("expect_data", bool | list[str], required=False),)``. Read
+  them with ``FIELD.value(context.case)``: the value is checked against the declared type
+  and a wrong one is a :class:`~aem.cases.CaseFieldError` naming the case and the field.
+  Checks (:mod:`aem.checks`) skip a case without their required fields, with the reason;
 * ``evaluate(context)`` — :class:`~aem.model.MetricResult` items for the turns it judges.
 
 Why the class holds its settings: one file per metric is then the whole cost of adding
@@ -27,6 +32,7 @@ from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar, cast, run
 
 from pydantic import BaseModel, ConfigDict
 
+from aem.cases import AnyOf, CaseField, CaseFieldError, CaseFields
 from aem.metrics.context import MetricContext
 from aem.model import MetricResult, Outcome, Turn
 
@@ -63,14 +69,16 @@ S = TypeVar("S", bound=BaseModel)
 class BaseMetric(Generic[S]):
     """Optional base: the declarations with their defaults, and ``self.settings``.
 
-    A subclass sets ``name`` and, as needed, ``role``, ``precedence`` and ``Settings``;
-    ``Metric()`` then runs with the default settings, ``Metric(settings)`` with others.
+    A subclass sets ``name`` and, as needed, ``role``, ``precedence``, ``Settings`` and
+    ``case_fields``; ``Metric()`` then runs with the default settings, ``Metric(settings)``
+    with others.
     """
 
     name: ClassVar[str]
     role: ClassVar[Role] = CAUSE
     precedence: ClassVar[int] = DEFAULT_PRECEDENCE
     Settings: ClassVar[type[BaseModel]] = NoSettings
+    case_fields: ClassVar[CaseFields] = ()
 
     def __init__(self, settings: S | None = None) -> None:
         self.settings: S = settings if settings is not None else cast(S, self.Settings())
@@ -111,7 +119,11 @@ __all__ = [
     "CAUSE",
     "DEFAULT_PRECEDENCE",
     "OBSERVATION",
+    "AnyOf",
     "BaseMetric",
+    "CaseField",
+    "CaseFieldError",
+    "CaseFields",
     "Metric",
     "MetricContext",
     "MetricSettings",

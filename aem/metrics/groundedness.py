@@ -40,8 +40,8 @@ from aem.evidence import (
 )
 from aem.judges.base import JudgeConfigError
 from aem.metrics import judged
-from aem.metrics.applies import gets_groundedness, requires_context
-from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
+from aem.metrics.applies import REQUIRES_CONTEXT, gets_groundedness, requires_context
+from aem.metrics.base import BaseMetric, CaseFieldError, MetricContext, MetricSettings, result
 from aem.model import Evidence, MetricResult, Outcome, Turn
 
 NAME = "groundedness"
@@ -98,9 +98,15 @@ class Groundedness(BaseMetric[GroundednessSettings]):
     name = NAME
     precedence = 45
     Settings = GroundednessSettings
+    case_fields = (REQUIRES_CONTEXT,)
 
     def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:
         if not gets_groundedness(context):
+            return
+        try:
+            REQUIRES_CONTEXT.value(context.case)
+        except CaseFieldError as exc:
+            yield from (result(NAME, t, Outcome.ERROR, str(exc)) for t in context.answers)
             return
         for turn in context.answers:
             if (turn.text or "").strip():

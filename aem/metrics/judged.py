@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from aem.evidence import Grounding
+from aem.judges import verdicts
 from aem.judges.base import Judge, JudgeRequest, JudgeVerdict
 from aem.judges.settings import EMBEDDED
-from aem.metrics.base import MetricContext, result
-from aem.model import Evidence, MetricResult, Outcome, Turn
+from aem.metrics.base import MetricContext
+from aem.model import MetricResult, Turn
 
 _PIECE = 1_500
 _MAX_SOURCES = 40
@@ -60,21 +61,13 @@ def ask(judge: Judge, check: str, text: str) -> JudgeVerdict:
 
 
 def verdict_result(name: str, turn: Turn, verdict: JudgeVerdict) -> MetricResult:
-    """The judge's yes/no as the metric's result, the judge named in the evidence."""
-    evidence = [
-        Evidence(
-            span_id=turn.span_ids[0] if turn.span_ids else None,
-            field="judge",
-            actual=verdict.judge,
-            detail=verdict.explanation[:500],
-        )
-    ]
-    why = f"judge {verdict.judge}: {verdict.explanation}"
-    if verdict.status == "error":
-        return result(name, turn, Outcome.ERROR, why, evidence=evidence)
-    if verdict.status != "scored" or verdict.mistake is None:
-        return result(name, turn, Outcome.SKIP, why, evidence=evidence)
-    outcome = Outcome.FAIL if verdict.mistake else Outcome.PASS
-    return result(
-        name, turn, outcome, why, score=0.0 if verdict.mistake else 1.0, evidence=evidence
+    """The judge's yes/no as the metric's result (1 / 0), the judge and its reason in the
+    evidence: the shared converter, worded as the judged metrics word it."""
+    return verdicts.verdict_result(
+        name,
+        turn,
+        verdict,
+        why=verdicts.METRIC_WHY,
+        detail=verdict.explanation[:500],
+        mistake_score=True,
     )

@@ -29,6 +29,9 @@ from aem.settings import AemConfig
 from aem.strict import MOVED_KEYS, ConfigError, closest, config_error, dotted_key
 
 ENTRY_POINT_GROUP = "aem.metrics"
+# Checks are metrics too (aem.checks.base): registered once, in their own group, read after
+# the metrics' so their results keep their place among a turn's results.
+CHECKS_GROUP = "aem.checks"
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,8 @@ def registered_metrics(plugins: Sequence[str] = ()) -> list[MetricSpec]:
     """Every known metric: entry points (built-ins included), then configured plug-ins."""
     specs = [
         describe(ep.load(), f"entry point {ep.name} ({ep.value})")
-        for ep in entry_points(group=ENTRY_POINT_GROUP)
+        for group in (ENTRY_POINT_GROUP, CHECKS_GROUP)
+        for ep in entry_points(group=group)
     ]
     specs.extend(describe(load_plugin(spec), spec) for spec in plugins)
     seen: dict[str, str] = {}

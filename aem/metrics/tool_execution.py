@@ -16,7 +16,14 @@ from typing import Literal
 
 from pydantic import Field
 
-from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
+from aem.metrics.base import (
+    BaseMetric,
+    CaseField,
+    CaseFieldError,
+    MetricContext,
+    MetricSettings,
+    result,
+)
 from aem.model import Evidence, MetricResult, Outcome, Turn
 
 NAME = "tool_execution"
@@ -35,8 +42,12 @@ def _is_empty(value: object) -> bool:
     return value is None or value == "" or value == [] or value == {} or value == "[]"
 
 
+# ``true`` (every tool) or the tools whose result must not be empty.
+EXPECT_DATA = CaseField("expect_data", bool | list[str], required=False)
+
+
 def _expects_data(context: MetricContext, tool: str) -> bool:
-    expected = context.case.metadata.get("expect_data") if context.case else None
+    expected = EXPECT_DATA.value(context.case)
     if expected is True:
         return True
     return isinstance(expected, list) and tool in expected
@@ -46,8 +57,15 @@ class ToolExecution(BaseMetric[ToolExecutionSettings]):
     name = NAME
     precedence = 10
     Settings = ToolExecutionSettings
+    case_fields = (EXPECT_DATA,)
 
     def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:
+        try:
+            EXPECT_DATA.value(context.case)
+        except CaseFieldError as exc:
+            for turn in context.tool_turns:
+                yield result(NAME, turn, Outcome.ERROR, str(exc))
+            return
         turns = context.tool_turns
         for turn in turns:
             call = turn.tool_call

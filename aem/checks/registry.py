@@ -1,0 +1,103 @@
+"""Which checks a dataset test may choose: the ``aem.checks`` entry-point group (AEM's own
+are registered there too), then the ``groundedness`` criterion.
+
+Why everything here reads the checks' own declarations: which case fields a check needs
+is said once, in the check, so the check's skip, the test runner's 2,000-evaluation count
+and the ``aem checks`` card always agree, and a plug-in check is counted exactly like a
+built-in one.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from functools import cache
+from importlib.metadata import entry_points
+from typing import Any
+
+from annotated_types import Ge, Le
+
+from aem.cases import Case, CaseField, missing_reason, needs
+from aem.checks.base import ENTRY_POINT_GROUP
+from aem.checks.groundedness import GroundednessCriterion
+
+
+class CheckError(ValueError):
+    """A registered check is not one, or a check name is unknown."""
+
+
+def _checked(obj: Any, origin: str) -> Any:
+    if not (isinstance(getattr(obj, "name", None), str) and hasattr(obj, "case_fields")):
+        raise CheckError(f"{origin} is not a check (needs `name` and `case_fields`)")
+    return obj
+
+
+@cache
+def _checks_on(path: tuple[str, ...]) -> tuple[Any, ...]:
+    """The checks registered on ``path`` (loaded once per ``sys.path``: the test runner asks
+    per case, and a plug-in put on the path later is found then)."""
+    del path  # the cache key; entry_points() reads sys.path itself
+    found = [
+        _checked(ep.load(), f"check entry point {ep.name} ({ep.value})")
+        for ep in entry_points(group=ENTRY_POINT_GROUP)
+    ]
+    return (*found, GroundednessCriterion)
+
+
+def registered_checks() -> list[Any]:
+    """Every check class, in registration order, the groundedness criterion last."""
+    return list(_checks_on(tuple(sys.path)))
+
+
+def check_names() -> list[str]:
+    return [c.name for c in registered_checks()]
+
+
+def find_check(name: str) -> Any:
+    """The check class called ``name``; an unknown name is a :class:`CheckError`."""
+    for check in registered_checks():
+        if check.name == name:
+            return check
+    raise CheckError(f"unknown check {name!r}")
+
+
+def judged_checks() -> list[str]:
+    """The checks scored by a judge (each takes a judge per test)."""
+    return [c.name for c in registered_checks() if getattr(c, "judged", False)]
+
+
+def metric_checks() -> list[str]:
+    """The checks that are metrics (the entry points), not criteria over other metrics."""
+    return [c.name for c in registered_checks() if c is not GroundednessCriterion]
+
+
+def missing_fields(check: str, case: Case | None) -> str | None:
+    """Why ``check`` does not evaluate ``case``, or None when it does."""
+    return missing_reason(find_check(check).case_fields, case)
+
+
+def applicable(checks: Sequence[str], case: Case) -> list[str]:
+    """The checks of ``checks`` that evaluate ``case``."""
+    return [c for c in checks if missing_fields(c, case) is None]
+
+
+def needs_of(check: str) -> str:
+    """The case fields ``check`` needs, as its card says it; with none required, the
+    fields it reads."""
+    declared = find_check(check).case_fields
+    return needs(declared) or ", ".join(f.describe() for f in declared if isinstance(f, CaseField))
+
+
+def threshold_range(check: str) -> tuple[float, float] | None:
+    """The ``threshold`` bounds of the check's settings, or None: pass or fail only."""
+    model = getattr(find_check(check), "Settings", None)
+    field = getattr(model, "model_fields", {}).get("threshold")
+    if field is None:
+        return None
+    low: Any = next((m.ge for m in field.metadata if isinstance(m, Ge)), float("-inf"))
+    high: Any = next((m.le for m in field.metadata if isinstance(m, Le)), float("inf"))
+    return float(low), float(high)
+
+
+def threshold_unit(check: str) -> str | None:
+    return getattr(find_check(check), "threshold_unit", None)
