@@ -28,6 +28,7 @@ from aem.serve.ops import ServeMetrics
 from aem.serve.queues import SpanQueue
 from aem.serve.sinks.records import verdict_items
 from aem.serve.spool import Spool, SpoolClosed
+from aem.serve.supervisor import SupervisedThread
 from collectors.assembler import DEFAULT_MAX_SESSION_SPANS, SessionAssembler
 
 log = logging.getLogger("aem.serve.pipeline")
@@ -107,8 +108,11 @@ class Pipeline:
         self.evaluating = 0
         self._stop = threading.Event()
         self._drain = True
-        self._asm_thread = self._assembler_thread()
-        self._evaluators = [self._evaluator_thread(i) for i in range(limits.evaluator_workers)]
+        self._asm_thread = SupervisedThread("assembler", self._assemble_loop)
+        self._evaluators = [
+            SupervisedThread(f"evaluator-{i}", self._evaluate_loop)
+            for i in range(limits.evaluator_workers)
+        ]
         self._asm_lock = threading.Lock()
         metrics.gauge("aem_sessions_open", "sessions being assembled", self._open_sessions)
         metrics.gauge("aem_spans_in_flight", "spans held in open sessions", self._in_flight)
@@ -119,34 +123,9 @@ class Pipeline:
             "aem_queue_depth_eval_sessions", "complete sessions waiting", self._eval_q.qsize
         )
 
-    def _assembler_thread(self) -> threading.Thread:
-        return threading.Thread(target=self._assemble_loop, name="assembler", daemon=True)
-
-    def _evaluator_thread(self, i: int) -> threading.Thread:
-        return threading.Thread(target=self._evaluate_loop, name=f"evaluator-{i}", daemon=True)
-
-    def workers(self) -> list[tuple[str, Callable[[], bool], Callable[[], None]]]:
-        """``(name, alive?, restart)`` of every pipeline thread, for the supervisor."""
-        out: list[tuple[str, Callable[[], bool], Callable[[], None]]] = [
-            ("assembler", lambda: self._asm_thread.is_alive(), self._restart_assembler)
-        ]
-        for i in range(len(self._evaluators)):
-            out.append(
-                (
-                    f"evaluator-{i}",
-                    lambda i=i: self._evaluators[i].is_alive(),  # type: ignore[misc]
-                    lambda i=i: self._restart_evaluator(i),  # type: ignore[misc]
-                )
-            )
-        return out
-
-    def _restart_assembler(self) -> None:
-        self._asm_thread = self._assembler_thread()
-        self._asm_thread.start()
-
-    def _restart_evaluator(self, i: int) -> None:
-        self._evaluators[i] = self._evaluator_thread(i)
-        self._evaluators[i].start()
+    def threads(self) -> list[SupervisedThread]:
+        """Every pipeline thread, for the supervisor (restarted if it dies)."""
+        return [self._asm_thread, *self._evaluators]
 
     def _open_sessions(self) -> float:
         with self._asm_lock:
@@ -382,4 +361,4 @@ class Pipeline:
         self._asm_thread.join(max(0.0, deadline - time.monotonic()))
         for thread in self._evaluators:
             thread.join(max(0.0, deadline - time.monotonic()))
-        return not any(t.is_alive() for t in [self._asm_thread, *self._evaluators])
+        return not any(t.running() for t in self.threads())

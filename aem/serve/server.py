@@ -165,13 +165,13 @@ class LiveServer:
     def _supervise(self) -> Supervisor:
         """Every worker thread under one supervisor (restarted and counted if it dies)."""
         supervisor = Supervisor(self.metrics.thread_restarts)
-        supervisor.watch("spool-writer", self.spool.writer_alive, self.spool.restart_writer)
+        supervisor.watch_thread(self.spool.writer)
         if not self.settings.spool_only:  # evaluation paused: the pipeline never starts
-            for name, alive, restart in self.pipeline.workers():
-                supervisor.watch(name, alive, restart)
+            for thread in self.pipeline.threads():
+                supervisor.watch_thread(thread)
         for worker in self.outbox.workers:
-            supervisor.watch(f"sink-{worker.sink.name}", worker.alive, worker.restart)
-        supervisor.watch("spool-pruner", self.pruner.alive, self.pruner.restart)
+            supervisor.watch_thread(worker.thread)
+        supervisor.watch_thread(self.pruner.thread)
         supervisor.every_pass(self._probe_spool)
         return supervisor
 

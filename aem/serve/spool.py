@@ -43,8 +43,10 @@ from typing import Any
 
 from aem.engines.compact import span_from_tuple, span_to_tuple
 from aem.model import SpanRecord
+from aem.serve import defaults
 from aem.serve.sinks import outbox
 from aem.serve.sinks.records import OutboxItem
+from aem.serve.supervisor import SupervisedThread
 
 log = logging.getLogger("aem.serve.spool")
 
@@ -148,8 +150,8 @@ class Spool:
         self,
         path: Path,
         *,
-        synchronous: str = "FULL",
-        commit_batch: int = 64,
+        synchronous: str = defaults.SPOOL_SYNCHRONOUS,
+        commit_batch: int = defaults.SPOOL_COMMIT_BATCH,
         sinks: Sequence[str] = (),
     ) -> None:
         self.path = Path(path)
@@ -164,8 +166,9 @@ class Spool:
         self.failing: str | None = None
         row = self._conn.execute("SELECT count(*) FROM dead_letter").fetchone()
         self.dead_letters = int(row[0])
-        self._thread = self._new_thread()
-        self._thread.start()
+        # Started again by the supervisor if it dies, unless the spool was closed.
+        self.writer = SupervisedThread("spool-writer", self._run, stopped=lambda: self._closed)
+        self.writer.start()
 
     def _open(self, synchronous: str) -> sqlite3.Connection:
         """Open (and prove writable) the spool; any failure is one :class:`SpoolUnavailable`."""
@@ -191,18 +194,6 @@ class Spool:
             conn.close()
             raise SpoolUnavailable(f"spool {self.path}: not writable ({exc})") from exc
         return conn
-
-    def _new_thread(self) -> threading.Thread:
-        return threading.Thread(target=self._run, name="spool-writer", daemon=True)
-
-    def writer_alive(self) -> bool:
-        return self._closed or self._thread.is_alive()
-
-    def restart_writer(self) -> None:
-        """Start a new writer thread (the supervisor's remedy if the old one died)."""
-        if not self._closed and not self._thread.is_alive():
-            self._thread = self._new_thread()
-            self._thread.start()
 
     # ---- writer thread --------------------------------------------------------------
     def _run(self) -> None:
@@ -491,7 +482,7 @@ class Spool:
             return
         self._closed = True
         self._ops.put(None)
-        self._thread.join(timeout=30)
+        self.writer.join(timeout=30)
         self._conn.close()
 
 
@@ -518,23 +509,14 @@ class Pruner:
         self._on_pruned = on_pruned
         self._batch = batch
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="spool-pruner", daemon=True)
+        self.thread = SupervisedThread("spool-pruner", self._run, stopped=self._stop.is_set)
 
     def start(self) -> None:
-        self._thread.start()
-
-    def alive(self) -> bool:
-        return self._stop.is_set() or self._thread.is_alive()
-
-    def restart(self) -> None:
-        if not self.alive():
-            self._thread = threading.Thread(target=self._run, name="spool-pruner", daemon=True)
-            self._thread.start()
+        self.thread.start()
 
     def stop(self) -> None:
         self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=30)
+        self.thread.join(timeout=30)
 
     def _run(self) -> None:
         conn = outbox.connect(self._path)

@@ -26,6 +26,49 @@ class Worker:
     restart: Callable[[], None]
 
 
+class SupervisedThread:
+    """A daemon thread the supervisor can start again after it died.
+
+    Why one class: the spool writer, the pruner, each sink's deliverer and the pipeline's
+    assembler and evaluators each need the same three things — start the thread, tell
+    whether it is alive (or was stopped on purpose, which needs no restart), and start a
+    fresh one running the same ``target`` when it died.
+    """
+
+    def __init__(
+        self, name: str, target: Callable[[], None], *, stopped: Callable[[], bool] | None = None
+    ) -> None:
+        self.name = name
+        self._target = target
+        self._stopped = stopped
+        self._thread = self._new_thread()
+
+    def _new_thread(self) -> threading.Thread:
+        return threading.Thread(target=self._target, name=self.name, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def running(self) -> bool:
+        """The thread runs now (whatever the reason it would not)."""
+        return self._thread.is_alive()
+
+    def alive(self) -> bool:
+        """Running, or stopped on purpose: nothing for the supervisor to do."""
+        return (self._stopped is not None and self._stopped()) or self._thread.is_alive()
+
+    def restart(self) -> None:
+        """A fresh thread, unless the old one still runs or was stopped on purpose."""
+        if not self.alive():
+            self._thread = self._new_thread()
+            self._thread.start()
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the thread to end (at once if it never started or already ended)."""
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+
 class Supervisor:
     def __init__(self, restarts: Counter, *, interval: float = 0.5) -> None:
         self._workers: list[Worker] = []
@@ -39,6 +82,10 @@ class Supervisor:
     def watch(self, name: str, alive: Callable[[], bool], restart: Callable[[], None]) -> None:
         self._workers.append(Worker(name, alive, restart))
         self._restarts.labels(name)  # shown as 0 until the first restart
+
+    def watch_thread(self, thread: SupervisedThread) -> None:
+        """Watch ``thread`` under its own name."""
+        self.watch(thread.name, thread.alive, thread.restart)
 
     def every_pass(self, chore: Callable[[], None]) -> None:
         """Also run ``chore`` at every pass (e.g. probe a failing spool)."""

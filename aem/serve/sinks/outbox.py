@@ -20,8 +20,10 @@ from pathlib import Path
 
 import orjson
 
+from aem.serve import defaults
 from aem.serve.sinks.base import Sink
 from aem.serve.sinks.records import KEY_SEPARATOR, OutboxItem
+from aem.serve.supervisor import SupervisedThread
 
 log = logging.getLogger("aem.serve.sinks.outbox")
 
@@ -116,8 +118,8 @@ def holds_session(conn: sqlite3.Connection, sinks: Sequence[str], session_id: st
 class RetryPolicy:
     """Exponential backoff with jitter, capped; attempts never stop (nothing is dropped)."""
 
-    initial: float = 0.5
-    maximum: float = 30.0
+    initial: float = defaults.DELIVERY_RETRY_INITIAL_SECONDS
+    maximum: float = defaults.DELIVERY_RETRY_MAX_SECONDS
 
     def delay(self, attempts: int) -> float:
         base = min(self.maximum, self.initial * (2 ** min(attempts, 30)))
@@ -152,24 +154,13 @@ class SinkWorker:
         self._on_delivered = on_delivered
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._thread = self._new_thread()
+        # A fresh thread (and connection) after the old one died: the supervisor's call.
+        self.thread = SupervisedThread(f"sink-{sink.name}", self._run, stopped=self._stop.is_set)
         self.delivered = 0
         self.failures = 0
 
-    def _new_thread(self) -> threading.Thread:
-        return threading.Thread(target=self._run, name=f"sink-{self.sink.name}", daemon=True)
-
     def start(self) -> None:
-        self._thread.start()
-
-    def alive(self) -> bool:
-        return self._stop.is_set() or self._thread.is_alive()
-
-    def restart(self) -> None:
-        """A fresh thread (and connection) after the old one died (the supervisor's call)."""
-        if not self.alive():
-            self._thread = self._new_thread()
-            self._thread.start()
+        self.thread.start()
 
     def notify(self) -> None:
         self._wake.set()
@@ -244,7 +235,7 @@ class SinkWorker:
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()
-        self._thread.join(timeout=30)
+        self.thread.join(timeout=30)
         self.sink.close()
 
 
@@ -256,9 +247,9 @@ class Outbox:
         path: Path,
         sinks: Sequence[Sink],
         *,
-        batch: int = 256,
+        batch: int = defaults.DELIVERY_BATCH,
         retry: RetryPolicy | None = None,
-        poll_seconds: float = 0.2,
+        poll_seconds: float = defaults.DELIVERY_POLL_SECONDS,
         on_delivered: Callable[[str, list[float]], None] | None = None,
     ) -> None:
         self._path = path
