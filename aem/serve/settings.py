@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
+from aem.serve import defaults
 from aem.store import default_store_path
 
 MiB = 1024 * 1024
@@ -108,12 +109,14 @@ class ServeSettings(BaseModel):
         "not the current one, so two shells share one spool and no repo gets a stray file)",
     )
     spool_synchronous: Literal["FULL", "NORMAL"] = Field(
-        "FULL",
+        defaults.SPOOL_SYNCHRONOUS,
         description="FULL: an acknowledged span survives power loss; NORMAL (WAL): it survives a "
         "crash of the process (kill -9) but not of the machine, and commits are cheaper",
     )
     spool_commit_batch: int = Field(
-        64, ge=1, description="most requests one spool transaction groups (group commit)"
+        defaults.SPOOL_COMMIT_BATCH,
+        ge=1,
+        description="most requests one spool transaction groups (group commit)",
     )
     retention_seconds: float = Field(
         86_400.0,
@@ -205,10 +208,12 @@ class ServeSettings(BaseModel):
         description="one table per sink, [serve.sinks.<name>], validated against that sink's "
         "own settings (built-ins: otlp, jsonl, phoenix)",
     )
-    delivery_batch: int = Field(256, ge=1, description="outbox rows handed to a sink at once")
-    delivery_retry_initial_seconds: float = Field(0.5, gt=0)
-    delivery_retry_max_seconds: float = Field(30.0, gt=0)
-    delivery_poll_seconds: float = Field(0.2, gt=0)
+    delivery_batch: int = Field(
+        defaults.DELIVERY_BATCH, ge=1, description="outbox rows handed to a sink at once"
+    )
+    delivery_retry_initial_seconds: float = Field(defaults.DELIVERY_RETRY_INITIAL_SECONDS, gt=0)
+    delivery_retry_max_seconds: float = Field(defaults.DELIVERY_RETRY_MAX_SECONDS, gt=0)
+    delivery_poll_seconds: float = Field(defaults.DELIVERY_POLL_SECONDS, gt=0)
 
     # --- level-2 scorecards (docs/scorecards.md) ---------------------------------------
     scorecard: Path | None = Field(

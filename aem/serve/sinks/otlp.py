@@ -102,13 +102,19 @@ def span_attributes(payload: Mapping[str, Any], key: str) -> dict[str, Any]:
     return attrs
 
 
+# One export attempt's budget, with settings or without.
+EXPORT_TIMEOUT_SECONDS = 5.0
+
+
 class OtlpSettings(SinkSettings):
     endpoint: str = Field(
         description="where evaluation events and spans go (e.g. http://127.0.0.1:4317)"
     )
     protocol: Literal["grpc", "http/protobuf"] = "grpc"
     headers: dict[str, str] = Field(default_factory=dict)
-    timeout_seconds: float = Field(5.0, gt=0, description="one export attempt's budget")
+    timeout_seconds: float = Field(
+        EXPORT_TIMEOUT_SECONDS, gt=0, description="one export attempt's budget"
+    )
     signals: Literal["spans", "logs", "both"] = Field(
         "both",
         description="what to send: evaluation spans, gen_ai.evaluation.result log events, or "
@@ -139,7 +145,7 @@ class OtlpSink:
         *,
         protocol: Literal["grpc", "http/protobuf"] = "grpc",
         headers: Mapping[str, str] | None = None,
-        timeout: float = 5.0,
+        timeout: float = EXPORT_TIMEOUT_SECONDS,
         service_name: str = "aem",
         name: str = "otlp",
         signals: Literal["spans", "logs", "both"] = "both",

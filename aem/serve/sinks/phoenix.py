@@ -49,10 +49,14 @@ def annotation(item: OutboxItem, identifier: str) -> dict[str, Any]:
     }
 
 
+# The annotations' identifier (their upsert key), with settings or without.
+IDENTIFIER = "aem"
+
+
 class PhoenixSettings(SinkSettings):
     url: str = Field(description="Phoenix base URL for span annotations")
     api_key: SecretStr | None = None
-    identifier: str = Field("aem", description="annotation identifier (upsert key)")
+    identifier: str = Field(IDENTIFIER, description="annotation identifier (upsert key)")
 
 
 class PhoenixSink:
@@ -68,7 +72,7 @@ class PhoenixSink:
         self,
         base_url: str,
         *,
-        identifier: str = "aem",
+        identifier: str = IDENTIFIER,
         api_key: str | None = None,
         timeout: float = 10.0,
         name: str = "phoenix",

@@ -1,0 +1,25 @@
+"""Defaults of ``aem serve`` that more than one module states, each written once.
+
+Why a module of its own: the settings model (:mod:`aem.serve.settings`, the documented
+defaults) and the classes that take the same values as keyword defaults (the spool, the
+outbox: tests and library users build those without settings) must agree, and the
+settings must not import the spool's or the outbox's machinery to learn them.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# --- spool ------------------------------------------------------------------------
+# FULL: an acknowledged span survives power loss (NORMAL: a crash of the process only).
+SPOOL_SYNCHRONOUS: Final = "FULL"
+# Most requests one spool transaction groups (group commit).
+SPOOL_COMMIT_BATCH: Final = 64
+
+# --- outbox -----------------------------------------------------------------------
+# Outbox rows handed to a sink at once, and how often a sink looks for due rows.
+DELIVERY_BATCH: Final = 256
+DELIVERY_POLL_SECONDS: Final = 0.2
+# A failed delivery is retried after this, doubling up to the maximum (never dropped).
+DELIVERY_RETRY_INITIAL_SECONDS: Final = 0.5
+DELIVERY_RETRY_MAX_SECONDS: Final = 30.0
