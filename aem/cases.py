@@ -94,7 +94,12 @@ class CaseField:
             ) from exc
 
     def given(self, case: Case) -> bool:
-        value = self.value(case)
+        """Set, and not empty text or an empty list (its type is :meth:`value`'s concern:
+        a case with a wrongly typed field is evaluated, and that field's reader reports it)."""
+        if self.name in Case.model_fields:
+            value = getattr(case, self.name)
+        else:
+            value = (case.model_extra or {}).get(self.name)
         return value is not None and value != "" and value != []
 
     def describe(self) -> str:

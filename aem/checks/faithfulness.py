@@ -7,8 +7,7 @@ Scored 0–10 by the test's judge (prompt ``aem/judges/prompts/faithfulness.v1.t
 
 from __future__ import annotations
 
-from aem.cases import CaseField
-from aem.checks.llm import LlmCheck
+from aem.checks.llm import QUESTION_FIELDS, LlmCheck
 from aem.judges.prompts import prompt_text
 
 FAITHFULNESS = "check.faithfulness"
@@ -16,11 +15,7 @@ FAITHFULNESS = "check.faithfulness"
 
 class FaithfulnessCheck(LlmCheck):
     name = FAITHFULNESS
-    case_fields = (
-        CaseField("question", str),
-        CaseField("reference_answer", str, required=False),
-        CaseField("judge_instruction", str, required=False),
-    )
+    case_fields = QUESTION_FIELDS
     prompt = prompt_text("faithfulness")
     embedded_scoring = "faithfulness"
     summary = (

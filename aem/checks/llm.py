@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from aem.cases import Case, CaseFields, declared_fields
+from aem.cases import Case, CaseField, CaseFieldError, CaseFields, declared_fields
 from aem.checks.answer import NO_ANSWER, answer_turn, landing_turn
 from aem.checks.base import BaseCheck
 from aem.judges.base import Judge, JudgeConfigError, JudgeRequest
@@ -61,6 +61,13 @@ class LlmCheckSettings(MetricSettings):
 
 # The request's own fields; any other declared field travels as an extra data block.
 _REQUEST_FIELDS = ("question", "reference_answer", "judge_instruction")
+# What a check of the answer to the question reads: the question, and a reference or an
+# instruction when the case has them (they tell the judge what the question wants).
+QUESTION_FIELDS = (
+    CaseField("question", str),
+    CaseField("reference_answer", str, required=False),
+    CaseField("judge_instruction", str, required=False),
+)
 
 
 def _as_text(value: Any) -> str:
@@ -136,7 +143,12 @@ class LlmCheck(BaseCheck[LlmCheckSettings]):
             why = f'no judge configured (set metrics."{self.name}".judge, e.g. "{EMBEDDED}")'
             yield result(self.name, answer, Outcome.SKIP, why)
             return
-        verdict = judge.judge(self.judge_request(case, answer.text or ""))
+        try:
+            request = self.judge_request(case, answer.text or "")
+        except CaseFieldError as exc:  # a field of the wrong type: this case's error only
+            yield result(self.name, answer, Outcome.ERROR, str(exc))
+            return
+        verdict = judge.judge(request)
         yield verdict_result(
             self.name, answer, verdict, threshold=threshold, detail=usage_detail(verdict)
         )

@@ -8,8 +8,7 @@ Scored 0–10 by the test's judge (prompt ``aem/judges/prompts/relevance.v1.txt`
 
 from __future__ import annotations
 
-from aem.cases import CaseField
-from aem.checks.llm import LlmCheck
+from aem.checks.llm import QUESTION_FIELDS, LlmCheck
 from aem.judges.prompts import prompt_text
 
 RELEVANCE = "check.relevance"
@@ -17,11 +16,7 @@ RELEVANCE = "check.relevance"
 
 class RelevanceCheck(LlmCheck):
     name = RELEVANCE
-    case_fields = (
-        CaseField("question", str),
-        CaseField("reference_answer", str, required=False),
-        CaseField("judge_instruction", str, required=False),
-    )
+    case_fields = QUESTION_FIELDS
     prompt = prompt_text("relevance")
     embedded_scoring = "relevance"
     summary = (
