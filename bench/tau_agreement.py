@@ -15,15 +15,80 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from aem.audit import audit_paths
 from aem.cases import load_cases
 from aem.config import load_config
+from aem.model import RootCause, SessionReport
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "tau-bench-airline-dev"
+
+
+@dataclass(frozen=True)
+class TauScore:
+    """One session's agreement with tau-bench: the session verdict and the deviation span."""
+
+    session_id: str
+    session_agrees: bool
+    span_applies: bool  # a failed run with a first-deviation span to compare with
+    span_hit: bool
+    disagreements: tuple[str, ...] = ()
+
+
+def audit(data: Path, overrides: list[str], workers: int = 1) -> dict[str, SessionReport]:
+    """AEM on the tau-bench traces with the references as cases, one report per session."""
+    report = audit_paths(
+        [str(data / "traces.otlp.jsonl")],
+        cases=load_cases(data / "references.jsonl"),
+        config=load_config(None, overrides),
+        workers=workers,
+    )
+    return {s.session_id: s for s in report.sessions}
+
+
+def references(data: Path) -> list[dict[str, Any]]:
+    """The reference records, in file order."""
+    with (data / "references.jsonl").open(encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines]
+
+
+def first_root_cause(result: SessionReport) -> RootCause | None:
+    """The root cause on the earliest turn (turn ids are ``t<index>``)."""
+    if not result.root_causes:
+        return None
+    return min(result.root_causes, key=lambda c: int(c.turn_id[1:]))
+
+
+def score(ref: dict[str, Any], result: SessionReport) -> TauScore:
+    """Does AEM agree with tau-bench on this session: root cause present iff reward 0, and
+    (on a failed run with a deviation span) the earliest root cause's first span is it."""
+    failed_run = ref["outcome"]["reward"] == 0
+    deviation = (ref.get("derived") or {}).get("first_deviation") or {}
+    first = first_root_cause(result)
+    lines = []
+    agrees = failed_run == (first is not None)
+    if not agrees:
+        lines.append(
+            f"{result.session_id}: reward={ref['outcome']['reward']} "
+            f"deviation={deviation.get('kind')} "
+            f"root_causes={[(c.turn_id, c.name, c.metrics) for c in result.root_causes]}"
+        )
+    applies = bool(failed_run and deviation.get("span_id"))
+    hit = applies and first is not None and deviation["span_id"] in first.span_ids[:1]
+    if applies and not hit:
+        said = (
+            f"{(first.turn_id, first.name, first.metrics, first.span_ids[:1])}" if first else "None"
+        )
+        lines.append(
+            f"{result.session_id}: first deviation {deviation['kind']} at {deviation['span_id']} "
+            f"({deviation.get('tool_name')}); AEM's first root cause {said}"
+        )
+    return TauScore(result.session_id, agrees, applies, hit, tuple(lines))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,52 +96,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("data", nargs="?", type=Path, default=DEFAULT)
     parser.add_argument("--set", dest="overrides", action="append", default=[])
     args = parser.parse_args(argv)
-    refs = [json.loads(line) for line in (args.data / "references.jsonl").open()]
-    cases = load_cases(args.data / "references.jsonl")
-    report = audit_paths(
-        [str(args.data / "traces.otlp.jsonl")],
-        cases=cases,
-        config=load_config(None, args.overrides),
-    )
-    by_id = {s.session_id: s for s in report.sessions}
-    agree = 0
-    span_hits = span_total = 0
-    disagreements = []
-    for ref in refs:
-        sid = ref["session_id"]
-        result = by_id[sid]
-        failed_run = ref["outcome"]["reward"] == 0
-        has_root = bool(result.root_causes)
-        deviation = (ref.get("derived") or {}).get("first_deviation") or {}
-        first = min(result.root_causes, key=lambda c: int(c.turn_id[1:])) if has_root else None
-        if failed_run == has_root:
-            agree += 1
-        else:
-            disagreements.append(
-                f"{sid}: reward={ref['outcome']['reward']} deviation={deviation.get('kind')} "
-                f"root_causes={[(c.turn_id, c.name, c.metrics) for c in result.root_causes]}"
-            )
-        if failed_run and deviation.get("span_id"):
-            span_total += 1
-            if first is not None and deviation["span_id"] in first.span_ids[:1]:
-                span_hits += 1
-            else:
-                disagreements.append(
-                    f"{sid}: first deviation {deviation['kind']} at {deviation['span_id']} "
-                    f"({deviation.get('tool_name')}); AEM's first root cause "
-                    + (
-                        f"{(first.turn_id, first.name, first.metrics, first.span_ids[:1])}"
-                        if first
-                        else "None"
-                    )
-                )
+    refs = references(args.data)
+    by_id = audit(args.data, args.overrides)
+    scores = [score(ref, by_id[ref["session_id"]]) for ref in refs]
+    agree = sum(s.session_agrees for s in scores)
+    span_total = sum(s.span_applies for s in scores)
+    span_hits = sum(s.span_hit for s in scores)
     print(f"sessions: {len(refs)}")
     print(f"root cause <-> reward == 0 agreement: {agree}/{len(refs)} = {agree / len(refs):.1%}")
     print(
         f"root-cause span == first_deviation span (failed sessions with a span): "
         f"{span_hits}/{span_total} = {span_hits / max(span_total, 1):.1%}"
     )
-    for line in disagreements:
+    for line in (line for s in scores for line in s.disagreements):
         print("  -", line)
     return 0
 

@@ -89,14 +89,20 @@ def attribute(report: SessionReport, reference: dict[str, Any]) -> Attribution:
     )
 
 
-def run_subset(data: Path, stem: str, overrides: list[str]) -> list[Attribution]:
+def subset_references(data: Path, stem: str) -> list[dict[str, Any]]:
+    """The labelled references of one subset, in file order."""
+    with (data / f"{stem}.references.jsonl").open(encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines]
+
+
+def run_subset(data: Path, stem: str, overrides: list[str], workers: int = 1) -> list[Attribution]:
     """AEM on one subset, as ``aem audit`` runs it; one attribution per labelled session."""
-    references_path = data / f"{stem}.references.jsonl"
-    references = [json.loads(line) for line in references_path.open(encoding="utf-8")]
+    references = subset_references(data, stem)
     report = audit_paths(
         [str(data / f"{stem}.otlp.jsonl")],
-        cases=load_cases(references_path),
+        cases=load_cases(data / f"{stem}.references.jsonl"),
         config=load_config(None, overrides),
+        workers=workers,
     )
     by_id = {s.session_id: s for s in report.sessions}
     return [attribute(by_id[r["session_id"]], r) for r in references if r["session_id"] in by_id]
