@@ -7,24 +7,39 @@ is its ``kind``'s (:mod:`aem.judges.kinds`, the ``aem.judges`` entry-point group
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+from pydantic import BaseModel
 
 from aem.compare.core import SemanticComparator
+from aem.compare.settings import CompareSettings
 from aem.judges.base import Judge, JudgeConfigError
 from aem.judges.kinds import JudgeResources, build_from_settings
 from aem.judges.settings import EMBEDDED, EmbeddedJudgeSettings
-from aem.settings import AemConfig
 from aem.strict import closest
 
 
-def known_judges(config: AemConfig) -> list[str]:
+class JudgeTables(Protocol):
+    """What building a judge reads of the configuration (``aem.settings.AemConfig`` has
+    both): the checked ``[judges.<name>]`` tables, and the comparison settings the embedded
+    judge's comparator is built with. A protocol, so the judges never import the schema."""
+
+    @property
+    def judges(self) -> Mapping[str, BaseModel]: ...
+
+    @property
+    def compare(self) -> CompareSettings: ...
+
+
+def known_judges(config: JudgeTables) -> list[str]:
     """Every judge name the configuration defines, ``embedded`` first."""
     return [EMBEDDED, *(n for n in config.judges if n != EMBEDDED)]
 
 
 def build_judge(
     name: str,
-    config: AemConfig,
+    config: JudgeTables,
     comparator: SemanticComparator | Callable[[], SemanticComparator] | None = None,
 ) -> Judge:
     """The judge called ``name``; an unknown name is an error that lists the known ones."""
