@@ -193,3 +193,28 @@ def test_run_from_trace_files_joins_sessions_to_cases(tmp_path: Path) -> None:
     verdicts = {e["case"]: (e["verdict"], e["explanation"]) for e in run["evaluations"]}
     assert verdicts["weather-genai"][0] == "pass"
     assert verdicts["never-recorded"] == ("fail", "no answer: no session joined this case")
+
+
+def test_run_from_trace_files_honours_the_assembly_settings(tmp_path: Path) -> None:
+    """Trace files become sessions as ``aem audit`` makes them, ``[assembly]`` included:
+    a session over ``max_session_spans`` is evaluated on its first spans, so here the
+    final answer (a later span) is not there to be checked."""
+    store = tmp_path / "aem.sqlite"
+    cases = tmp_path / "cases.jsonl"
+    row = {"session_id": "weather-genai", "question": "q", "json_schema": {"type": "object"}}
+    cases.write_text(json.dumps(row), encoding="utf-8")
+    one_span = tmp_path / "aem.toml"
+    one_span.write_text("[assembly]\nmax_session_spans = 1\n", encoding="utf-8")
+    traces = str(REPO / "sample_traces" / "weather_genai.otlp.jsonl")
+    create = ["test", "create", "files", "--cases", str(cases), "--check", "check.json_schema"]
+    assert aem(*create, "--traces", traces, store=store)[0] == 0
+
+    def explanation(*config: str) -> str:
+        _, out, _ = aem("test", "run", "files", "--json", *config, store=store)
+        [evaluation] = json.loads(out)["evaluations"]
+        return str(evaluation["explanation"])
+
+    assert explanation().startswith("not only JSON")  # the whole session: its answer is text
+    assert explanation("--config", str(one_span)) == (
+        "no answer: the session has no final answer to the user"
+    )
