@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from aem.metrics.registry import registered_metrics, resolve_metrics
+from aem.metrics.registry import ResolvedMetrics, resolve
 from aem.settings import (
     OTHER_COMMANDS_TABLES,
     AemConfig,
@@ -47,24 +47,45 @@ __all__ = [
     "config_sources",
     "dotted_key",
     "load_config",
+    "load_resolved",
     "read_toml",
+    "resolve_config",
     "validate_config",
 ]
 
 
-def validate_config(data: dict[str, Any]) -> AemConfig:
-    """Raw TOML data → a checked ``AemConfig``, metric tables included.
+def resolve_config(data: dict[str, Any]) -> ResolvedMetrics:
+    """Raw TOML data → a checked ``AemConfig`` and the metrics it runs, metric tables
+    included.
 
     Resolving the metrics here (importing configured plug-ins) is what makes a misspelt
-    metric setting fail at load rather than when the first session is evaluated.
+    metric setting fail at load rather than when the first session is evaluated; the
+    result is kept and handed to the evaluator, so a run resolves them once.
     """
     data = {k: v for k, v in data.items() if k not in OTHER_COMMANDS_TABLES}
     try:
         config = AemConfig.model_validate(data)
     except ValidationError as exc:
         raise config_error(exc, (), AemConfig) from exc
-    resolve_metrics(config)
-    return config
+    return resolve(config)
+
+
+def validate_config(data: dict[str, Any]) -> AemConfig:
+    """Raw TOML data → a checked ``AemConfig`` (:func:`resolve_config` without the metrics)."""
+    return resolve_config(data).config
+
+
+def load_resolved(path: Path | None = None, overrides: list[str] | None = None) -> ResolvedMetrics:
+    """A TOML file plus ``key.path=value`` overrides, checked, with the metrics it runs.
+
+    >>> run = load_resolved(overrides=['metrics.disabled=["tool_repetition"]'])
+    >>> "tool_repetition" in [m.name for m in run.metrics], run.spec("tool_repetition") is None
+    (False, False)
+    """
+    data = read_toml(path) if path is not None else {}
+    for item in overrides or []:
+        apply_override(data, item)
+    return resolve_config(data)
 
 
 def load_config(path: Path | None = None, overrides: list[str] | None = None) -> AemConfig:
@@ -73,10 +94,7 @@ def load_config(path: Path | None = None, overrides: list[str] | None = None) ->
     >>> load_config(overrides=["matching.pass_threshold=0.5"]).matching.pass_threshold
     0.5
     """
-    data = read_toml(path) if path is not None else {}
-    for item in overrides or []:
-        apply_override(data, item)
-    return validate_config(data)
+    return load_resolved(path, overrides).config
 
 
 # Where an effective setting came from, as ``aem config show`` prints it.
@@ -101,9 +119,9 @@ def config_sources(
     set_data: dict[str, Any] = {}
     for item in overrides or []:
         apply_override(set_data, item)
-    config = load_config(path, overrides)
-    effective = config.model_dump(mode="json")
-    effective["metrics"] = _metric_tables(config)
+    resolved = load_resolved(path, overrides)
+    effective = resolved.config.model_dump(mode="json")
+    effective["metrics"] = _metric_tables(resolved)
     rows = []
     for keys, value in _leaves(effective, ()):
         if _holds(set_data, keys):
@@ -116,13 +134,14 @@ def config_sources(
     return rows
 
 
-def _metric_tables(config: AemConfig) -> dict[str, Any]:
+def _metric_tables(resolved: ResolvedMetrics) -> dict[str, Any]:
     """``disabled``, ``plugins`` and every registered metric's full settings table."""
+    config = resolved.config
     tables: dict[str, Any] = {
         "disabled": list(config.metrics.disabled),
         "plugins": list(config.metrics.plugins),
     }
-    for spec in registered_metrics(config.metrics.plugins):
+    for spec in resolved.specs:
         raw = config.metrics.tables.get(spec.name, {})
         tables[spec.name] = spec.settings_model.model_validate(raw).model_dump(mode="json")
     return tables

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from aem.cases import Case
+from aem.metrics.registry import ResolvedMetrics
 from aem.model import AuditReport, GateResult, GateRow, MetricResult, Outcome, SessionReport
-from aem.settings import AemConfig
 
 # The metrics a gate counts: the groundedness criterion includes the oos refusal.
 GATE_METRICS: dict[str, tuple[str, ...]] = {"groundedness": ("groundedness", "refusal")}
@@ -123,15 +123,9 @@ def apply_gates(
     return report.gates
 
 
-def parse_gates(specs: Iterable[str], config: AemConfig) -> list[tuple[str, float]]:
-    """Every ``--gate`` checked against the metrics this configuration runs."""
-    specs = list(specs)
-    if not specs:
-        return []
-    from aem.metrics.registry import registered_metrics
-
-    disabled = set(config.metrics.disabled)
-    known = [s.name for s in registered_metrics(config.metrics.plugins) if s.name not in disabled]
+def parse_gates(specs: Iterable[str], resolved: ResolvedMetrics) -> list[tuple[str, float]]:
+    """Every ``--gate`` checked against the metrics this run's configuration runs."""
+    known = [metric.name for metric in resolved.metrics]
     return [parse_gate(spec, known) for spec in specs]
 
 

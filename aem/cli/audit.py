@@ -19,7 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from aem.audit import DEFAULT_MAX_RECORD_BYTES, AuditProgress, audit_paths
 from aem.cases import CasesError, load_cases
 from aem.cli.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_ROOT_CAUSES, err_console, fail
-from aem.config import load_config
+from aem.config import load_resolved
 from aem.engines import EngineError
 from aem.engines.commands import (
     Engine,
@@ -109,12 +109,13 @@ def audit(
     if missing:
         fail(f"no such file or directory: {', '.join(missing)}")
     try:
-        settings = load_config(config, set_ or [])
+        resolved = load_resolved(config, set_ or [])
+        settings = resolved.config
         if taxonomy is not None:
             settings.taxonomy = load_taxonomy(taxonomy)
         case_map = load_cases(cases) if cases else {}
         scorer = audit_scorer(scorecard, store) if scorecard else None
-        gates = parse_gates(gate or [], settings)
+        gates = parse_gates(gate or [], resolved)
     except (CasesError, ValueError, OSError) as exc:
         fail(exc)
     report = _run_audit(

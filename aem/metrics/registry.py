@@ -116,8 +116,28 @@ def _unknown_metric(name: str, known: set[str], key: str) -> ConfigError:
     return ConfigError(f"{key}: unknown metric {name!r}{hint}")
 
 
-def resolve_metrics(config: AemConfig) -> list[Metric]:
-    """The metrics to run, built from their checked settings; errors name the key."""
+@dataclass(frozen=True)
+class ResolvedMetrics:
+    """One configuration's metrics, resolved once per run and handed to whoever needs them.
+
+    ``specs`` is every registered metric and check (disabled ones included: dataset tests
+    list checks a configuration switched off), ``metrics`` the built ones that run, in
+    precedence order. Why one object: building a metric validates its settings table and
+    may import a plug-in; the loader, the evaluator and the dataset tests each did that
+    again, and could disagree if a plug-in's entry points changed in between.
+    """
+
+    config: AemConfig
+    specs: tuple[MetricSpec, ...]
+    metrics: tuple[Metric, ...]
+
+    def spec(self, name: str) -> MetricSpec | None:
+        """The registered metric or check reporting as ``name``."""
+        return next((s for s in self.specs if s.name == name), None)
+
+
+def resolve(config: AemConfig) -> ResolvedMetrics:
+    """The metrics ``config`` runs, built from their checked settings; errors name the key."""
     specs = registered_metrics(config.metrics.plugins)
     known = {s.name for s in specs}
     tables = config.metrics.tables
@@ -128,4 +148,10 @@ def resolve_metrics(config: AemConfig) -> list[Metric]:
         if name not in known:
             raise _unknown_metric(name, known, "metrics.disabled")
     disabled = set(config.metrics.disabled)
-    return [s.create(tables.get(s.name, {})) for s in specs if s.name not in disabled]
+    built = tuple(s.create(tables.get(s.name, {})) for s in specs if s.name not in disabled)
+    return ResolvedMetrics(config, tuple(specs), built)
+
+
+def resolve_metrics(config: AemConfig) -> list[Metric]:
+    """The metrics to run (:func:`resolve`'s ``metrics``), for callers that need no more."""
+    return list(resolve(config).metrics)
