@@ -18,9 +18,10 @@ import typer
 from rich.console import Console
 
 from aem.cases import CasesError
-from aem.config import AemConfig, load_config
+from aem.config import load_resolved
 from aem.datatests import api
 from aem.datatests.results import RunResult
+from aem.metrics.registry import ResolvedMetrics
 from aem.store import Store, StoreError
 
 test_app = typer.Typer(no_args_is_help=True, help="Dataset tests: create, run, show, compare")
@@ -33,10 +34,13 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON")]
 
 
 @contextmanager
-def _session(store: Path | None, config: Path | None = None) -> Iterator[tuple[Store, AemConfig]]:
-    """The store and configuration; any refusal becomes a one-line error and exit 2."""
+def _session(
+    store: Path | None, config: Path | None = None
+) -> Iterator[tuple[Store, ResolvedMetrics]]:
+    """The store and the checked configuration with its metrics (resolved once for the
+    command); any refusal becomes a one-line error and exit 2."""
     try:
-        settings = load_config(config)
+        settings = load_resolved(config)
         opened = api.open_store(store)
     except (ValueError, OSError, StoreError) as exc:
         Console(stderr=True).print(f"[red]error:[/] {exc}")
@@ -93,7 +97,7 @@ def create(
             source = {"agent": agent}
         spec = api.create_test(
             opened,
-            settings,
+            settings.config,
             name,
             cases,
             check,
@@ -160,7 +164,7 @@ def copy(
 ) -> None:
     """A new test with the same cases, checks and thresholds, and other judges."""
     with _session(store, config) as (opened, settings):
-        spec = api.copy_test(opened, settings, name, new, _pairs(judge, "judge"))
+        spec = api.copy_test(opened, settings.config, name, new, _pairs(judge, "judge"))
     Console().print(
         f"{spec.name}: copy of {name}; judges "
         + ", ".join(f"{c.name}={c.judge}" for c in spec.checks if c.judge)
@@ -173,7 +177,7 @@ def set_judge(
 ) -> None:
     """Change an LLM check's judge (only before the test's first run)."""
     with _session(store, config) as (opened, settings):
-        api.set_judge(opened, settings, name, check, judge)
+        api.set_judge(opened, settings.config, name, check, judge)
     Console().print(f"{name}: {check} is judged by {judge}")
 
 
@@ -188,7 +192,7 @@ def rescore(
 ) -> None:
     """An extra evaluation of a run's answers by another judge, stored beside the original."""
     with _session(store, config) as (opened, settings):
-        result = api.rescore(opened, settings, run_id, judge, check)
+        result = api.rescore(opened, settings.config, run_id, judge, check)
     _finish(result, json_)
 
 
@@ -246,7 +250,7 @@ def checks_command(
     from aem.datatests.cards import check_cards
 
     with _session(store, config) as (opened, settings):
-        cards = check_cards(settings, opened)
+        cards = check_cards(settings.config, opened)
     if json_:
         sys.stdout.write(json.dumps(cards, indent=2) + "\n")
         return

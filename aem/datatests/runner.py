@@ -26,7 +26,7 @@ from aem.gates import GATE_METRICS, case_result
 from aem.judges.prompts import PROMPT_VERSION
 from aem.judges.registry import build_judge
 from aem.metrics.base import Metric
-from aem.metrics.registry import registered_metrics, resolve_metrics
+from aem.metrics.registry import ResolvedMetrics, resolve
 from aem.model import ClosedSession, InputIssue, MetricResult, Outcome, SessionReport
 from aem.store import Store
 
@@ -59,10 +59,11 @@ def check_cap(count: int, already: int = 0, cases: int = 0) -> None:
 
 
 def check_metrics(
-    spec: TestSpec, config: AemConfig, comparator: Callable[[], SemanticComparator]
+    spec: TestSpec, resolved: ResolvedMetrics, comparator: Callable[[], SemanticComparator]
 ) -> list[Metric]:
     """The test's checks, built with the test's thresholds and judges."""
-    specs = {s.name: s for s in registered_metrics(config.metrics.plugins)}
+    config = resolved.config
+    specs = {s.name: s for s in resolved.specs}
     judged = judged_checks()
     built: list[Metric] = []
     for choice in spec.checks:
@@ -223,26 +224,30 @@ def _check_result(report: SessionReport, check: str) -> MetricResult | None:
 
 def run_test(
     store: Store,
-    config: AemConfig,
+    config: AemConfig | ResolvedMetrics,
     name: str,
     *,
     traces: list[str] | None = None,
     agent: str | None = None,
 ) -> RunResult:
-    """One run of test ``name``: answers from ``traces``/``agent`` (else the test's source)."""
+    """One run of test ``name``: answers from ``traces``/``agent`` (else the test's source).
+
+    ``config`` is the configuration, or what the loader resolved from it
+    (:func:`aem.config.load_resolved`), so the command's metrics are not resolved again.
+    """
+    resolved = config if isinstance(config, ResolvedMetrics) else resolve(config)
+    config = resolved.config
     spec = load_test(store, name)
     cases = dataset_cases(store, spec.dataset_hash)
     checks = [c.name for c in spec.checks]
     check_cap(count_evaluations(cases, checks), cases=len(cases))
     by_id = {c.session_id: c for c in cases}
     evaluator = Evaluator(config, by_id, [])
-    built = check_metrics(spec, config, evaluator.comparator)
+    built = check_metrics(spec, resolved, evaluator.comparator)
     # Checks run only as the test built them (its thresholds and judges), never as configured.
     names = {m.name for m in built} | set(metric_checks())
     evaluator.metrics.extend(
-        m
-        for m in resolve_metrics(config)
-        if not m.name.startswith("check.") and m.name not in names
+        m for m in resolved.metrics if not m.name.startswith("check.") and m.name not in names
     )
     evaluator.metrics.extend(built)
     issues: list[InputIssue] = []
