@@ -17,6 +17,7 @@ from aem.gcpause import cyclic_gc_paused
 from aem.graph import attach_graph
 from aem.metrics.base import OBSERVATION, Metric, MetricContext, role_of
 from aem.metrics.registry import resolve_metrics
+from aem.metrics.services import services_from
 from aem.model import (
     AuditReport,
     ClosedSession,
@@ -77,9 +78,8 @@ class Evaluator:
         graph = session.graph if session.graph is not None else attach_graph(session)
         case = self.cases.get(session.session_id)
         _add_session_turn(session, case, graph)
-        context = MetricContext(
-            session=session, case=case, config=self.config, comparator_factory=self.comparator
-        )
+        services = services_from(self.config, self.comparator)
+        context = MetricContext(session=session, case=case, services=services)
         by_turn = self._run_metrics(context)
         # Only a cause's failure makes a root cause or propagates; an observation's failure
         # is reported on its turn and ranked apart, nothing more.

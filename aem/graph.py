@@ -32,6 +32,7 @@ import networkx as nx
 
 from aem.gcpause import cyclic_gc_paused
 from aem.model import Session, Turn, TurnKind
+from aem.sessioncache import SessionCache, Slot
 from aem.textindex import PatternFinder
 
 _MIN_REUSED_TEXT = 5
@@ -262,8 +263,8 @@ class Ancestry:
     them there).
 
     It holds its graph weakly (whoever asks holds the graph): :func:`ancestry` keeps one
-    per graph in a weak-keyed map, whose value must not keep its key, and so its
-    session's turns, alive after the session is evaluated.
+    per graph in the session's cache, and an ancestry outliving its evaluation must not
+    keep the session's turns alive.
     """
 
     _KEPT = 4
@@ -340,12 +341,18 @@ class _Walk:
         return candidate in self.queued
 
 
-_ANCESTRIES: weakref.WeakKeyDictionary[nx.DiGraph, Ancestry] = weakref.WeakKeyDictionary()
+# One ancestry per turn graph, kept in the session's cache (the graph is its key: a
+# cache lives one session's evaluation, so holding the graph keeps nothing alive longer).
+_ANCESTRIES: Slot[dict[nx.DiGraph, Ancestry]] = Slot("ancestries")
 
 
-def ancestry(graph: nx.DiGraph) -> Ancestry:
-    """The :class:`Ancestry` of a turn graph, made once per graph."""
-    found = _ANCESTRIES.get(graph)
+def ancestry(graph: nx.DiGraph, cache: SessionCache | None = None) -> Ancestry:
+    """The :class:`Ancestry` of a turn graph, made once per graph in ``cache`` (a new
+    one each call without a cache: its walks are worth keeping, so pass one)."""
+    if cache is None:
+        return Ancestry(graph)
+    kept = cache.table(_ANCESTRIES)
+    found = kept.get(graph)
     if found is None:
-        found = _ANCESTRIES[graph] = Ancestry(graph)
+        found = kept[graph] = Ancestry(graph)
     return found

@@ -27,6 +27,7 @@ import networkx as nx
 from aem.cases import Case
 from aem.metrics.base import Metric
 from aem.metrics.context import MetricContext
+from aem.metrics.services import services_from
 from aem.model import Document, MetricResult, Session, ToolCall, Turn, TurnKind
 from aem.settings import AemConfig
 
@@ -163,8 +164,8 @@ def run_metric(
     config: AemConfig | None = None,
 ) -> list[MetricResult]:
     """The results ``metric`` gives on ``session`` (no propagation, no report)."""
-    context = MetricContext(session=session, case=case, config=config or AemConfig())
-    return list(metric.evaluate(context))
+    services = services_from(config or AemConfig())
+    return list(metric.evaluate(MetricContext(session=session, case=case, services=services)))
 
 
 class InMemorySink:

@@ -27,6 +27,7 @@ from aem.compare.settings import CompareSettings
 from aem.evidence.queries import seen_by, seen_fully, task_texts
 from aem.graph import _distinctive, _scalars, ancestry, build_turn_graph
 from aem.model import ClosedSession, Session, SpanRecord, Turn, TurnKind
+from aem.sessioncache import SessionCache
 from aem.textindex import PatternFinder
 from bench.session_size.workload import generate, otlp_line
 from collectors.assembler import SessionAssembler
@@ -390,9 +391,10 @@ def test_value_support_answers_as_the_full_evidence() -> None:
             for text in (t.text or "", t.tool_call.result_raw if t.tool_call else "")
             for v in extract_values(text or "", settings)
         ][:400]
+        cache = SessionCache()
         for turn in session.turns:
             fast, full = (
-                seen_by(session, turn, facts, settings, task),
+                seen_by(session, turn, facts, settings, task, cache),
                 seen_fully(session, turn, facts, settings, task),
             )
             for value in values[:: max(1, len(values) // 60)]:

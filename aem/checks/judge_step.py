@@ -95,10 +95,8 @@ class JudgeStep(BaseMetric[JudgeStepSettings]):
         if self.judge is None and self.settings.judge is None:
             return
         if self.judge is None:
-            from aem.judges.registry import build_judge
-
             try:
-                self.judge = build_judge(str(self.settings.judge), context.config)
+                self.judge = context.services.judge(str(self.settings.judge))
             except JudgeConfigError as exc:
                 for turn in context.session.turns:
                     yield result(NAME, turn, Outcome.ERROR, f"judge error: {exc}")

@@ -26,7 +26,7 @@ model, nor invents a score, unless told to.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from pydantic import Field
@@ -113,12 +113,7 @@ class LlmCheck(BaseCheck[LlmCheckSettings]):
     def _judge(self, context: MetricContext) -> Judge | None:
         """The injected judge, else the configured one (built once), else None."""
         if self.judge is None and self.settings.judge is not None:
-            from aem.judges.registry import build_judge
-
-            factory: Callable[[], object] = context.comparator_factory or (
-                lambda: context.comparator
-            )
-            self.judge = build_judge(self.settings.judge, context.config, factory)  # type: ignore[arg-type]
+            self.judge = context.services.judge(self.settings.judge)
         return self.judge
 
     def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:

@@ -8,9 +8,6 @@ and located (to quote it as evidence).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Literal
@@ -21,6 +18,7 @@ from aem.compare.ids import find_ids
 from aem.compare.numbers import find_numbers
 from aem.compare.settings import CompareSettings
 from aem.compare.textkinds import is_code_text, non_factual_regions
+from aem.sessioncache import Slot, active_cache, session_cache
 
 StatedKind = Literal["number", "date", "period", "id", "time", "day"]
 
@@ -43,30 +41,18 @@ class StatedValue:
     unit: str | None = None
 
 
-# A text with the settings that change how it reads → its values, while a
-# :func:`values_memoised` block runs.
-_Memo = dict[tuple[str, bool, str, bool], tuple[StatedValue, ...]]
-_MEMO: ContextVar[_Memo | None] = ContextVar("aem_values_memo", default=None)
+# A text with the settings that change how it reads → its values, in the session cache
+# while a :func:`values_memoised` block runs.
+_VALUES: Slot[dict[tuple[str, bool, str, bool], tuple[StatedValue, ...]]] = Slot("stated values")
 
 
-@contextmanager
-def values_memoised() -> Iterator[None]:
-    """Within the block (also as a decorator), each text's values are extracted once.
-
-    Why: evaluating one session asks about the same text more than once (a turn's text
-    is evidence for later turns and its own claims; a tool result may come back alike
-    from many calls), and extraction is a large part of evaluating a long session. The
-    memo lives as long as the outermost block, one session's evaluation, so it holds
-    little the session does not hold anyway.
-    """
-    if _MEMO.get() is not None:
-        yield
-        return
-    token = _MEMO.set({})
-    try:
-        yield
-    finally:
-        _MEMO.reset(token)
+# Within a ``values_memoised()`` block (also a decorator) each text's values are
+# extracted once. Why: evaluating one session asks about the same text more than once (a
+# turn's text is evidence for later turns and its own claims; a tool result may come back
+# alike from many calls), and extraction is a large part of evaluating a long session.
+# The values are kept in the session's cache, which the block opens, so they live as long
+# as one session's evaluation.
+values_memoised = session_cache
 
 
 def extract_values(text: str, settings: CompareSettings | None = None) -> list[StatedValue]:
@@ -80,9 +66,10 @@ def extract_values(text: str, settings: CompareSettings | None = None) -> list[S
     [('number', '$1,200.50'), ('id', 'ORD-42'), ('period', 'March 2026')]
     """
     settings = settings or CompareSettings()
-    memo = _MEMO.get()
-    if memo is None:
+    cache = active_cache()
+    if cache is None:
         return _extract_values(text, settings)
+    memo = cache.table(_VALUES)
     # Every setting the extractors read (dates, numbers, ids) is in the key.
     key = (
         text,

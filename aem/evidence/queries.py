@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +26,7 @@ from aem.graph import Ancestry, ancestry
 from aem.matching import ActualCall, ToolSetMatch, match_tool_calls
 from aem.matching.settings import MatchSettings
 from aem.model import Session, Turn, TurnKind
+from aem.sessioncache import SessionCache, Slot
 
 
 def tool_turns(session: Session) -> list[Turn]:
@@ -183,20 +183,22 @@ def seen_by(
     facts: dict[str, object],
     settings: CompareSettings,
     task: list[str] | None = None,
+    cache: SessionCache | None = None,
 ) -> Seen:
     """Everything ``turn`` could see: its model input, the task (:func:`task_texts`), the
     case's facts, and the results, arguments, documents and text of its ancestors in the
     graph. Each text is named by where it came from, for derivations to quote.
 
     Answered through the session's :class:`_SessionValues` (each turn's values extracted
-    once, looked up by value); the full evidence is gathered only when a question needs
-    it, so the answers are those of :func:`seen_fully`.
+    once, looked up by value), kept in ``cache`` (made anew without one: pass the
+    session's cache); the full evidence is gathered only when a question needs it, so
+    the answers are those of :func:`seen_fully`.
     """
     graph = session.graph
     task = task if task is not None else task_texts(session)
     if graph is None or turn.turn_id not in graph:
         return seen_fully(session, turn, facts, settings, task)
-    shared = _session_values(session, graph, facts, settings, task)
+    shared = _session_values(session, graph, facts, settings, task, cache or SessionCache())
 
     def indexed(value: StatedValue, compare: CompareSettings, slack: int) -> bool:
         return shared.index.supports(
@@ -231,9 +233,8 @@ class _SessionValues:
     ancestry: Ancestry
 
 
-# Weak keys, and values that do not hold the graph (their ancestry holds it weakly): a
-# value holding its key would keep every evaluated session's turns alive.
-_SESSION_VALUES: weakref.WeakKeyDictionary[nx.DiGraph, _SessionValues] = weakref.WeakKeyDictionary()
+# Kept per graph in the session's cache (a session has one graph; a test may build more).
+_SESSION_VALUES: Slot[dict[nx.DiGraph, _SessionValues]] = Slot("session values")
 
 
 def _session_values(
@@ -242,9 +243,11 @@ def _session_values(
     facts: dict[str, object],
     settings: CompareSettings,
     task: list[str],
+    cache: SessionCache,
 ) -> _SessionValues:
     """The session's :class:`_SessionValues`, made once per graph, facts, settings and task."""
-    found = _SESSION_VALUES.get(graph)
+    kept = cache.table(_SESSION_VALUES)
+    found = kept.get(graph)
     if found is not None and all(
         mine is theirs or mine == theirs
         for mine, theirs in ((found.facts, facts), (found.settings, settings), (found.task, task))
@@ -256,8 +259,9 @@ def _session_values(
         texts, _ = _ancestor_texts(turn)
         if texts:
             index.add(turn.index, turn.turn_id, SeenValues.gather(texts, settings, keyed=False))
-    found = _SessionValues(facts, settings, task, common, index, ancestry(graph))
-    _SESSION_VALUES[graph] = found
+    found = kept[graph] = _SessionValues(
+        facts, settings, task, common, index, ancestry(graph, cache)
+    )
     return found
 
 

@@ -134,7 +134,7 @@ def _coverage(
     """Key points covered and missed: by words and values first, else by embedding."""
     covered: Coverage = []
     missing: Coverage = []
-    settings = context.config.compare
+    settings = context.services.compare
     masked = [_mask_values(s, settings) for s in sentences]
     for point in key_points:
         if _lexically_covered(point, said, settings):

@@ -2,90 +2,114 @@
 
 Why typed queries instead of a shared dict: two metrics that need the tool-set match
 must get the same match, computed once, with a type checker watching; a string-keyed
-dict hid both the sharing and the type.
+dict hid both the sharing and the type. Every answer is kept in the session's
+:class:`~aem.sessioncache.SessionCache` — the one the evaluation opened (where value
+extraction and the turn graph's ancestry keep theirs too), else the context's own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import InitVar, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from aem import evidence as queries
+from aem import evidence
 from aem.cases import Case
 from aem.evidence import Seen, SessionMatch, recovered_by
+from aem.graph import Ancestry, ancestry
+from aem.metrics.services import EvaluationServices
 from aem.model import Session, Turn
-from aem.settings import AemConfig
+from aem.sessioncache import SessionCache, Slot, active_cache
 
 if TYPE_CHECKING:
     from aem.compare import SemanticComparator
 
+_TOOL_TURNS: Slot[list[Turn]] = Slot("tool turns")
+_ANSWERS: Slot[list[Turn]] = Slot("answers to the user")
+_FINAL_TURN: Slot[Turn | None] = Slot("final turn")
+_TASK_TEXTS: Slot[list[str]] = Slot("task texts")
+_TOOL_SET_MATCH: Slot[SessionMatch | None] = Slot("tool-set match")
+_SEEN: Slot[dict[str, Seen]] = Slot("seen by turn")
+_RECOVERY: Slot[dict[str, Turn | None]] = Slot("recovery by turn")
+
 
 @dataclass
 class MetricContext:
-    """The session, its case, the configuration, and cached queries about the session."""
+    """The session, its case, the services metrics share, and cached queries about the
+    session. ``cache`` is the session's cache: the evaluation's open one by default
+    (:func:`aem.sessioncache.session_cache`), else one of the context's own."""
 
     session: Session
     case: Case | None
-    config: AemConfig
-    comparator_factory: Callable[[], SemanticComparator] | None = None
-    _seen: dict[str, Seen] = field(default_factory=dict, init=False, repr=False)
-    _recovery: dict[str, Turn | None] = field(default_factory=dict, init=False, repr=False)
+    services: EvaluationServices
+    cache: InitVar[SessionCache | None] = None
+    _cache: SessionCache = field(init=False, repr=False)
 
-    @cached_property
+    def __post_init__(self, cache: SessionCache | None) -> None:
+        found = cache if cache is not None else active_cache()
+        self._cache = found if found is not None and found.claim(self.session) else SessionCache()
+
+    @property
     def comparator(self) -> SemanticComparator:
         """The semantic comparator (shared across sessions when the evaluator gives one)."""
-        if self.comparator_factory is not None:
-            return self.comparator_factory()
-        from aem.compare import SemanticComparator
+        return self.services.comparator()
 
-        return SemanticComparator(self.config.compare)
-
-    @cached_property
+    @property
     def facts(self) -> dict[str, Any]:
         """The case's reference facts (empty without a case)."""
         return self.case.facts if self.case else {}
 
-    @cached_property
+    @property
     def tool_turns(self) -> list[Turn]:
         """Tool-call turns carrying a call, in session order."""
-        return queries.tool_turns(self.session)
+        return self._cache.get(_TOOL_TURNS, lambda: evidence.tool_turns(self.session))
 
-    @cached_property
+    @property
     def answers(self) -> list[Turn]:
         """Answers to the user (top-level context), in order."""
-        return queries.answers_to_user(self.session)
+        return self._cache.get(_ANSWERS, lambda: evidence.answers_to_user(self.session))
 
-    @cached_property
+    @property
     def final_turn(self) -> Turn | None:
         """The last answer to the user, else the last top-level turn."""
-        return queries.final_turn(self.session)
+        return self._cache.get(_FINAL_TURN, lambda: evidence.final_turn(self.session))
 
-    @cached_property
+    @property
     def task_texts(self) -> list[str]:
         """The task every turn saw: first user messages, root request, system instructions."""
-        return queries.task_texts(self.session)
+        return self._cache.get(_TASK_TEXTS, lambda: evidence.task_texts(self.session))
 
-    @cached_property
+    @property
     def tool_set_match(self) -> SessionMatch | None:
         """The case's expected calls matched against the session's (None without them)."""
-        return queries.match_session(self.session, self.case, self.comparator, self.config.matching)
+        return self._cache.get(
+            _TOOL_SET_MATCH,
+            lambda: evidence.match_session(
+                self.session, self.case, self.comparator, self.services.matching
+            ),
+        )
+
+    @property
+    def ancestry(self) -> Ancestry | None:
+        """The turn graph's ancestry ("is A an ancestor of B?"), None without a graph."""
+        graph = self.session.graph
+        return ancestry(graph, self._cache) if graph is not None else None
 
     def recovery(self, turn: Turn) -> Turn | None:
         """The later call that recovered ``turn``'s failed call, if any (the one rule,
         :func:`aem.evidence.recovery.recovered_by`), answered once per failed call."""
-        if turn.turn_id not in self._recovery:
-            self._recovery[turn.turn_id] = recovered_by(
-                turn, self.tool_turns, self.comparator, self.config.matching
+        known = self._cache.table(_RECOVERY)
+        if turn.turn_id not in known:
+            known[turn.turn_id] = recovered_by(
+                turn, self.tool_turns, self.comparator, self.services.matching
             )
-        return self._recovery[turn.turn_id]
+        return known[turn.turn_id]
 
     def seen(self, turn: Turn) -> Seen:
         """What ``turn`` could see (inputs, facts, ancestors' results), gathered once."""
-        found = self._seen.get(turn.turn_id)
+        known = self._cache.table(_SEEN)
+        found = known.get(turn.turn_id)
         if found is None:
-            found = self._seen[turn.turn_id] = queries.seen_by(
-                self.session, turn, self.facts, self.config.compare, self.task_texts
+            found = known[turn.turn_id] = evidence.seen_by(
+                self.session, turn, self.facts, self.services.compare, self.task_texts, self._cache
             )
         return found

@@ -10,8 +10,6 @@ judge that cannot decide is ``skip``; neither is ever counted as a pass or a fai
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from aem.evidence import Grounding
 from aem.judges import verdicts
 from aem.judges.base import Judge, JudgeRequest, JudgeVerdict
@@ -30,10 +28,7 @@ def wants_judge(name: str | None) -> bool:
 
 def build(name: str, context: MetricContext) -> Judge:
     """The judge ``name`` from ``[judges.<name>]``; raises JudgeConfigError if unknown."""
-    from aem.judges.registry import build_judge
-
-    factory: Callable[[], object] = context.comparator_factory or (lambda: context.comparator)
-    return build_judge(name, context.config, factory)  # type: ignore[arg-type]
+    return context.services.judge(name)
 
 
 def _clip(text: str) -> str:

@@ -118,7 +118,7 @@ class Refusal(BaseMetric[RefusalSettings]):
 
     def judge_answer(self, context: MetricContext, turn: Turn) -> MetricResult:
         text = turn.text or ""
-        grounding = grounding_of(context.session, turn, context.config.compare)
+        grounding = grounding_of(context.session, turn, context.services.compare)
         if judged.wants_judge(self.settings.judge):
             try:
                 judge = judged.build(str(self.settings.judge), context)
@@ -134,12 +134,12 @@ class Refusal(BaseMetric[RefusalSettings]):
             sentences,
             context.comparator.embedder,
             self.settings.exemplars,
-            english_model=context.config.compare.embedding_model is None,
+            english_model=context.services.compare.embedding_model is None,
         )
         return list(zip(sentences, scores, strict=True))
 
     def _embedded(self, context: MetricContext, turn: Turn, grounding: Grounding) -> MetricResult:
-        settings = context.config.compare
+        settings = context.services.compare
         span = turn.span_ids[0]
         for value in extract_claims(turn.text or "", settings):
             if not value_supported(value, grounding, settings):

@@ -45,7 +45,7 @@ class ToolChoice(BaseMetric[NoSettings]):
             for turn in context.tool_turns:
                 yield result(TOOL_CHOICE, turn, Outcome.SKIP, "no expected_tool_calls in the case")
             return
-        settings = context.config.matching
+        settings = context.services.matching
         verdicts: dict[str, MetricResult] = {}
         for verdict in (
             *_made(found),
@@ -126,7 +126,7 @@ def _misordered(found: SessionMatch, fails: bool) -> Iterable[MetricResult]:
 def _not_compared(context: MetricContext, turn: Turn) -> MetricResult:
     """A call the match left out: say why it was not judged."""
     match_tools = set(context.case.match_tools or []) if context.case else set()
-    if turn.tool_call and turn.tool_call.error and not context.config.matching.count_failed_calls:
+    if turn.tool_call and turn.tool_call.error and not context.services.matching.count_failed_calls:
         reason = "the tool rejected this call; judged by tool_execution"
     elif match_tools and turn.name not in match_tools:
         reason = f"{turn.name} is not in match_tools (free call)"

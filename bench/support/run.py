@@ -41,6 +41,7 @@ from aem.evidence import is_distinctive
 from aem.graph import attach_graph
 from aem.metrics.applies import refusal_owns
 from aem.metrics.context import MetricContext
+from aem.metrics.services import services_from
 from aem.metrics.truthfulness import Truthfulness
 from aem.model import Outcome, Session, TurnKind
 from bench.support.baseline import passes_baseline
@@ -89,7 +90,7 @@ def measure(
 ) -> None:
     """Judge each narrating turn as written, then with one number changed at a time."""
     config = AemConfig()
-    context = MetricContext(session=session, case=case, config=config)
+    context = MetricContext(session=session, case=case, services=services_from(config))
     metric = Truthfulness()
     for turn in session.turns:
         if turn.kind not in (TurnKind.ANSWER, TurnKind.REASONING) or not turn.text:
