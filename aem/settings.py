@@ -21,6 +21,11 @@ from aem.compare.settings import CompareSettings
 from aem.judges.settings import JudgeSettings
 from aem.matching.settings import MatchSettings
 from aem.strict import ConfigError, StrictSettings, dotted_key
+from collectors.limits import (
+    DEFAULT_IDLE_SPANS,
+    DEFAULT_MAX_SESSION_SPANS,
+    DEFAULT_MAX_SESSION_TURNS,
+)
 
 # Tables of the same TOML file that another command reads and validates (``aem serve``).
 OTHER_COMMANDS_TABLES = frozenset({"serve"})
@@ -84,21 +89,21 @@ class AssemblySettings(StrictSettings):
 
     The size limits bound time and memory: a session over one is evaluated on its first
     spans (or turns) and marked ``cut`` with an issue naming the limit; 0 turns a limit
-    off. The defaults are those of ``collectors.assembler.DEFAULT_MAX_SESSION_SPANS`` and
-    ``collectors.sessions.build.DEFAULT_MAX_SESSION_TURNS``.
+    off. The defaults are the assembler's and session building's own
+    (:mod:`collectors.limits`).
     """
 
     # Files have no wall clock: a session whose root span has ended is closed after this
     # many further spans without one of its own (bounds memory on huge files).
-    idle_spans: int = Field(default=20_000, ge=1)
+    idle_spans: int = Field(default=DEFAULT_IDLE_SPANS, ge=1)
     max_session_spans: int = Field(
-        default=100_000,
+        default=DEFAULT_MAX_SESSION_SPANS,
         ge=0,
         description="spans held for one session; the rest are counted, not kept, and the "
         "session is evaluated on its first spans and marked cut (0: no limit)",
     )
     max_session_turns: int = Field(
-        default=20_000,
+        default=DEFAULT_MAX_SESSION_TURNS,
         ge=0,
         description="turns evaluated in one session; a session with more keeps its first "
         "turns and is marked cut (0: no limit)",

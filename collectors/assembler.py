@@ -21,11 +21,11 @@ from typing import Literal
 
 from aem.model import ClosedSession, InputIssue, SpanRecord
 from collectors.dialects.registry import session_keys
+from collectors.limits import DEFAULT_MAX_SESSION_SPANS
 
 FALLBACK_KEY = "trace_id"
 # Spans held for one session; the rest are counted, not kept, and the session is
 # evaluated on the first ones and marked cut. Configured by [assembly] max_session_spans.
-DEFAULT_MAX_SESSION_SPANS = 100_000
 
 
 def session_key_of(span: SpanRecord) -> tuple[int, str, str] | None:

@@ -16,6 +16,7 @@ from aem.model import ClosedSession, InputIssue, Session, SpanRecord
 from aem.textindex import PatternFinder
 from collectors.dialects import registry
 from collectors.dialects.base import ModelCall, Operation, ToolRun
+from collectors.limits import DEFAULT_MAX_SESSION_TURNS
 from collectors.sessions.contexts import contexts, mark_returns
 from collectors.sessions.history import history
 from collectors.sessions.pairing import FedBackResults, pair_tool_runs
@@ -24,7 +25,6 @@ from collectors.sessions.turns import TurnCutter
 
 # Turns kept for one session; the rest are dropped and the session marked cut.
 # Proposed setting: [assembly] max_session_turns.
-DEFAULT_MAX_SESSION_TURNS = 20_000
 
 
 @cyclic_gc_paused()
