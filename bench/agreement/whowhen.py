@@ -1,0 +1,116 @@
+"""Who&When: does AEM blame the labelled member and step, beside trivial blamers.
+
+AEM's attribution is ``bench.whowhen.run``'s (its earliest root cause). Baselines, each
+on the same sessions: the member with the most messages (at its first message); the first
+failed code run (blamed on the member whose message held the code, at that message);
+the sender of the last message; and a uniform guess's expected accuracy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.agreement import otlp
+from bench.agreement.baselines import (
+    CODE_RUN,
+    MESSAGE,
+    OTHER,
+    Guess,
+    Step,
+    first_failed_code_run,
+    last_speaker,
+    most_messages,
+    random_chance,
+    run_failed,
+)
+from bench.agreement.figures import Cell, Figure, figure, mean, share
+from bench.agreement.split import half
+from bench.whowhen.run import SUBSETS, Attribution, run_subset, subset_references
+
+SET = "whowhen"
+DIRECTORY = "whowhen-dev"
+BASELINES: dict[str, Callable[[list[Step]], Guess]] = {
+    "most messages": most_messages,
+    "first failed code run": first_failed_code_run,
+    "last speaker": last_speaker,
+}
+
+
+@dataclass(frozen=True)
+class WhoRow:
+    """One labelled session: the label, AEM's guess and each baseline's."""
+
+    true_agent: str
+    true_step: int
+    guesses: dict[str, Guess]
+    chance: tuple[float, float]
+
+
+def steps_of(spans: list[otlp.SpanView], reference: dict[str, Any]) -> list[Step]:
+    """The session's history steps (``derived.step_span_ids`` order) as baselines see them."""
+    by_id = {s.span_id: s for s in spans}
+    steps = []
+    for index, span_id in enumerate(reference["derived"]["step_span_ids"]):
+        span = by_id.get(span_id)
+        if span is None:
+            continue
+        speaker = str(
+            span.attributes.get("gen_ai.agent.name") or span.attributes.get("whowhen.speaker")
+        )
+        if span.operation == "execute_tool":
+            result = str(span.attributes.get("gen_ai.tool.call.result", ""))
+            steps.append(Step(index, speaker, CODE_RUN, run_failed(span.error, result)))
+        elif span.operation == "chat":
+            steps.append(Step(index, speaker, MESSAGE))
+        else:
+            steps.append(Step(index, speaker, OTHER))
+    return steps
+
+
+def row(aem: Attribution, steps: list[Step]) -> WhoRow:
+    guesses = {"AEM": Guess(aem.agent, aem.step)}
+    guesses.update({name: blame(steps) for name, blame in BASELINES.items()})
+    return WhoRow(aem.true_agent, aem.true_step, guesses, random_chance(steps))
+
+
+def figures(subset: str, rows: list[tuple[str, WhoRow]]) -> list[Figure]:
+    """Agent and step accuracy of AEM and every baseline on one subset."""
+    result = []
+    for level in ("agent", "step"):
+        name = f"{subset} {level} accuracy"
+        for method in ("AEM", *BASELINES):
+            result.append(figure(SET, name, method, rows, _accuracy(method, level)))
+        result.append(figure(SET, name, "random (expected)", rows, _chance(level)))
+    return result
+
+
+def _accuracy(method: str, level: str) -> Callable[[Sequence[WhoRow]], Cell]:
+    def hits(rows: Sequence[WhoRow]) -> Cell:
+        if level == "agent":
+            return share([r.guesses[method].agent == r.true_agent for r in rows])
+        return share([r.guesses[method].step == r.true_step for r in rows])
+
+    return hits
+
+
+def _chance(level: str) -> Callable[[Sequence[WhoRow]], Cell]:
+    index = 0 if level == "agent" else 1
+    return lambda rows: mean([r.chance[index] for r in rows])
+
+
+def measure(root: Path, workers: int) -> list[Figure]:
+    data = root / DIRECTORY
+    result = []
+    for subset, stem in SUBSETS.items():
+        attributions = {a.session_id: a for a in run_subset(data, stem, [], workers)}
+        spans = dict(otlp.sessions(data / f"{stem}.otlp.jsonl"))
+        rows = [
+            (half(SET, sid), row(attributions[sid], steps_of(spans.get(sid, []), ref)))
+            for ref in subset_references(data, stem)
+            if (sid := ref["session_id"]) in attributions
+        ]
+        result += figures(subset, rows)
+    return result
