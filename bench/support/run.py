@@ -26,7 +26,7 @@ import argparse
 import os
 import random
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -146,6 +146,23 @@ def _unseen_perturbation(claim, seen, config, rng) -> str | None:  # type: ignor
     return None
 
 
+def measure_data_set(
+    shared: Path,
+    name: str,
+    rng: random.Random,
+    per_turn: int,
+    tally_of: Callable[[str], Tally],
+) -> None:
+    """Every session of one data set (a key of ``DATA_SETS``), each counted in the tally
+    ``tally_of(session_id)`` names — one tally for the set, or one per half of a split."""
+    traces, references = DATA_SETS[name]
+    path = shared / traces
+    cases = load_cases(path.parent / references) if references else {}
+    for session in sessions(path):
+        case = cases.get(session.session_id)
+        measure(session, case, tally_of(session.session_id), rng, per_turn)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", type=Path, default=SHARED, help="the shared data folder")
@@ -155,12 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     totals = Tally()
-    for name, (traces, references) in DATA_SETS.items():
-        path = args.shared / traces
-        cases = load_cases(path.parent / references) if references else {}
+    for name in DATA_SETS:
         tally = Tally()
-        for session in sessions(path):
-            measure(session, cases.get(session.session_id), tally, rng, args.per_turn)
+        measure_data_set(args.shared, name, rng, args.per_turn, lambda _session_id, t=tally: t)
         _report(name, tally, args.examples)
         for key in (
             "turns",
