@@ -17,6 +17,7 @@ from aem.cases import Case
 from aem.config import AemConfig
 from aem.engines.seam import Deliver, InProcessEngine, Outcome, SessionEngine
 from aem.evaluate import Evaluator, build_report
+from aem.metrics.registry import ResolvedMetrics, resolve
 from aem.model import AuditReport, ClosedSession, InputIssue, SessionReport
 from collectors.readers import DEFAULT_MAX_RECORD_BYTES
 from collectors.reading import SessionReading
@@ -61,7 +62,7 @@ def audit_paths(
     paths: Iterable[str],
     *,
     cases: Mapping[str, Case] | None = None,
-    config: AemConfig | None = None,
+    config: AemConfig | ResolvedMetrics | None = None,
     progress: AuditProgress | None = None,
     on_closed: Callable[[ClosedSession], None] | None = None,
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
@@ -73,12 +74,15 @@ def audit_paths(
     from them) without the audit holding on to spans it has evaluated. A record above
     ``max_record_bytes`` is reported and skipped without being held in memory. ``workers``
     above 1 evaluates in that many worker processes; the report does not change.
+    ``config`` may be what the loader resolved (:func:`aem.config.load_resolved`): its
+    metrics are then used as they are, not resolved again.
     """
-    config = config or AemConfig()
+    resolved = config if isinstance(config, ResolvedMetrics) else resolve(config or AemConfig())
+    config = resolved.config
     progress = progress or AuditProgress()
     issues: list[InputIssue] = []
     outcomes = Outcomes(issues, progress)
-    engine = _engine(workers, config, cases, outcomes.add)
+    engine = _engine(workers, resolved, cases, outcomes.add)
     reading = SessionReading(
         config.assembly,
         issues,
@@ -98,16 +102,17 @@ def audit_paths(
 
 
 def _engine(
-    workers: int, config: AemConfig, cases: Mapping[str, Case] | None, deliver: Deliver
+    workers: int, resolved: ResolvedMetrics, cases: Mapping[str, Case] | None, deliver: Deliver
 ) -> SessionEngine:
-    """Evaluation here for one worker, in a process pool for more. The evaluator is built
-    here either way: a plug-in that cannot load fails the audit before it starts."""
-    evaluator = Evaluator(config, cases)
+    """Evaluation here for one worker, in a process pool for more (each worker resolves
+    the configuration once). The metrics were resolved before either: a plug-in that
+    cannot load fails the audit before it starts."""
     if workers <= 1:
+        evaluator = Evaluator(resolved.config, cases, list(resolved.metrics))
         return InProcessEngine(evaluator, deliver)
     from aem.engines.pool import PoolEngine
 
-    return PoolEngine(workers, config, cases, deliver)
+    return PoolEngine(workers, resolved.config, cases, deliver)
 
 
 def _submitter(

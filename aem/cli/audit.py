@@ -30,6 +30,7 @@ from aem.engines.commands import (
     local_workers,
 )
 from aem.gates import apply_gates, gate_exit_code, parse_gates
+from aem.metrics.registry import ResolvedMetrics
 from aem.model import AuditReport, ClosedSession
 from aem.ranking import load_taxonomy
 from aem.report.gate_view import render_gates
@@ -125,7 +126,7 @@ def audit(
         paths,
         progress if progress is not None else sys.stderr.isatty() and not json_,
         cases=case_map,
-        config=settings,
+        config=resolved,
         on_closed=scorer,
         max_record_bytes=max_record_bytes,
     )
@@ -178,6 +179,8 @@ def _run_audit(
         fail("--sessions-dir needs --engine ray (the JSON report, --out, holds every session)")
     if engine is Engine.LOCAL:
         return _read_with_progress(paths, show_progress, workers=local_workers(workers), **options)
+    if isinstance(options.get("config"), ResolvedMetrics):
+        options["config"] = options["config"].config  # Ray's actors resolve their own
     try:
         return audit_on_ray(paths, workers, show_progress, output=sessions_dir, **options)
     except EngineError as exc:
