@@ -16,9 +16,9 @@ from typing import Any
 from aem import audit as _audit
 from aem import cases as _cases
 from aem.cases import Case
-from aem.config import AemConfig
 from aem.evaluate import Evaluator
 from aem.model import AuditReport, Session, SpanRecord
+from aem.settings import AemConfig
 from collectors.otlp import decode_proto_request
 from collectors.reading import assemble_all
 

@@ -14,11 +14,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from aem.cases import Case
-from aem.config import AemConfig
 from aem.engines.seam import Deliver, InProcessEngine, Outcome, SessionEngine
 from aem.evaluate import Evaluator, build_report
 from aem.metrics.registry import ResolvedMetrics, resolve
 from aem.model import AuditReport, ClosedSession, InputIssue, SessionReport
+from aem.settings import AemConfig
 from collectors.readers import DEFAULT_MAX_RECORD_BYTES
 from collectors.reading import SessionReading
 

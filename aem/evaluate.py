@@ -17,7 +17,6 @@ from aem.gcpause import cyclic_gc_paused
 from aem.graph import attach_graph
 from aem.metrics.base import OBSERVATION, Metric, MetricContext, role_of
 from aem.metrics.registry import resolve_metrics
-from aem.metrics.services import services_from
 from aem.model import (
     AuditReport,
     ClosedSession,
@@ -35,6 +34,7 @@ from aem.model import (
 )
 from aem.propagation import propagate_failures
 from aem.ranking import categorize, rank_categories, rank_root_causes, signature
+from aem.services import services_from
 from aem.settings import AemConfig
 from collectors.sessions.repair import public_span_id
 from collectors.sessions.turns import session_turn

@@ -214,6 +214,30 @@ class MetricResult(_Shipped):
     explanation: str = ""
     evidence: list[Evidence] = Field(default_factory=list)
 
+    @classmethod
+    def for_turn(
+        cls,
+        name: str,
+        turn: Turn,
+        outcome: Outcome,
+        explanation: str,
+        *,
+        score: float | None = None,
+        threshold: float | None = None,
+        evidence: list[Any] | None = None,
+    ) -> MetricResult:
+        """A result on ``turn``; the one constructor metrics, checks and judges share so
+        results look alike (metrics know it as :func:`aem.metrics.base.result`)."""
+        return cls(
+            name=name,
+            turn_id=turn.turn_id,
+            outcome=outcome,
+            score=score,
+            threshold=threshold,
+            explanation=explanation,
+            evidence=evidence or [],
+        )
+
 
 class Label(StrEnum):
     OK = "ok"

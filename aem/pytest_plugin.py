@@ -42,14 +42,15 @@ def _audit(config: pytest.Config) -> AuditReport:
     """The audit of ``--aem-traces``, run once per pytest session."""
     if _REPORT_KEY in config.stash:
         return config.stash[_REPORT_KEY]
-    import aem
+    from aem import api
+    from aem import config as loader
 
     cases_path = config.getoption("aem_cases")
     config_path = config.getoption("aem_config")
-    report = aem.audit_paths(
+    report = api.audit_paths(
         config.getoption("aem_traces"),
-        cases=aem.load_cases(cases_path) if cases_path else None,
-        config=aem.load_config(Path(config_path)) if config_path else None,
+        cases=api.load_cases(cases_path) if cases_path else None,
+        config=loader.load_config(Path(config_path)) if config_path else None,
     )
     config.stash[_REPORT_KEY] = report
     return report

@@ -27,8 +27,8 @@ import networkx as nx
 from aem.cases import Case
 from aem.metrics.base import Metric
 from aem.metrics.context import MetricContext
-from aem.metrics.services import services_from
 from aem.model import Document, MetricResult, Session, ToolCall, Turn, TurnKind
+from aem.services import services_from
 from aem.settings import AemConfig
 
 __all__ = [

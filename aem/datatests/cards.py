@@ -12,10 +12,10 @@ from aem.checks.registry import (
     needs_of,
     threshold_unit,
 )
-from aem.config import AemConfig
 from aem.datatests.thresholds import default_threshold, overrides
 from aem.judges.registry import known_judges
 from aem.metrics.registry import registered_metrics
+from aem.settings import AemConfig
 from aem.store import Store
 
 

@@ -9,7 +9,6 @@ import time
 
 from aem.cases import Case
 from aem.checks.registry import applicable, find_check, judged_checks
-from aem.config import AemConfig
 from aem.datatests.definition import TestError, dataset_cases, load_test
 from aem.datatests.results import Evaluation, RunResult
 from aem.datatests.runner import NO_SESSION, as_evaluation, check_cap, insert_evaluations
@@ -18,9 +17,9 @@ from aem.datatests.thresholds import project_threshold
 from aem.judges.base import Judge
 from aem.judges.registry import build_judge
 from aem.judges.verdicts import usage_detail, verdict_result
-from aem.model import Outcome
+from aem.model import Outcome, Turn, TurnKind
+from aem.settings import AemConfig
 from aem.store import Store
-from aem.testing import make_turn
 
 
 def run_test_name(store: Store, run_id: int) -> str:
@@ -98,7 +97,11 @@ def _judged(
             "no answer: the run has no answer for this case",
         )
     verdict = judge.judge(find_check(check).judge_request(case, answer))
-    turn = make_turn("answer", turn_id="answer")
+    # The stored answer stands alone: a turn of its own, not a span of any trace.
+    turn = Turn(
+        turn_id="answer", index=0, kind=TurnKind.ANSWER, name="answer",
+        span_ids=["span-answer"], trace_id="0" * 32,
+    )  # fmt: skip
     found = verdict_result(check, turn, verdict, threshold=threshold, detail=usage_detail(verdict))
     return as_evaluation(found, case)
 

@@ -17,7 +17,6 @@ from typing import Any
 from aem.cases import Case
 from aem.checks.registry import applicable, judged_checks, metric_checks
 from aem.compare.core import SemanticComparator
-from aem.config import AemConfig
 from aem.datatests.definition import TestError, TestSpec, dataset_cases, load_test
 from aem.datatests.results import Evaluation, RunResult
 from aem.evaluate import Evaluator, build_report
@@ -28,6 +27,7 @@ from aem.judges.registry import build_judge
 from aem.metrics.base import Metric
 from aem.metrics.registry import ResolvedMetrics, resolve
 from aem.model import ClosedSession, InputIssue, MetricResult, Outcome, SessionReport
+from aem.settings import AemConfig
 from aem.store import Store
 
 MAX_EVALUATIONS = 2_000

@@ -11,9 +11,9 @@ from __future__ import annotations
 import time
 
 from aem.checks.registry import check_names, threshold_range, threshold_unit
-from aem.config import AemConfig
 from aem.datatests.tables import rows as _rows
 from aem.metrics.registry import registered_metrics
+from aem.settings import AemConfig
 from aem.store import Store
 
 # What a threshold of each unit is, for the out-of-range message.

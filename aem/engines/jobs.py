@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from aem.cases import Case
-from aem.config import AemConfig
 from aem.evaluate import Evaluator
+from aem.settings import AemConfig
 
 # In a worker process: the key of the job it is serving and that job's evaluator.
 _JOB: tuple[str, Evaluator] | None = None

@@ -32,12 +32,12 @@ from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import forkserver
 
 from aem.cases import Case
-from aem.config import AemConfig
 from aem.engines import available_cores
 from aem.engines.compact import dumps, loads, pack_sessions, unpack_sessions
 from aem.engines.jobs import job_evaluator, pack_job
 from aem.engines.seam import Deliver, Outcome, evaluate_closed
 from aem.model import ClosedSession
+from aem.settings import AemConfig
 
 # A chunk of sessions should keep a worker busy about this long: long enough that the
 # pipe's fixed cost (well under a millisecond) is noise, short enough to balance.

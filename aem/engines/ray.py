@@ -40,12 +40,12 @@ from typing import Any
 import numpy as np
 
 from aem.cases import Case
-from aem.config import AemConfig
 from aem.engines import EngineError, available_cores
 from aem.engines.compact import span_from_tuple, span_to_tuple
 from aem.engines.seam import Outcome, evaluate_closed
 from aem.evaluate import Evaluator, build_report
 from aem.model import AuditReport, InputIssue, SessionReport, SpanRecord
+from aem.settings import AemConfig
 from collectors.assembler import session_key_of
 from collectors.readers import DEFAULT_MAX_RECORD_BYTES, find_trace_files, read_batches
 from collectors.reading import assemble_all

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 
 from aem.judges.base import JudgeVerdict
-from aem.metrics.base import result
 from aem.model import Evidence, MetricResult, Outcome, Turn
 
 # How the explanation names the judge: checks and judge.step, the judged metrics.
@@ -72,6 +71,6 @@ def verdict_result(
         )
     ]
     explanation = why.format(judge=verdict.judge, explanation=verdict.explanation)
-    return result(
+    return MetricResult.for_turn(
         name, turn, outcome, explanation, score=score, threshold=threshold, evidence=evidence
     )

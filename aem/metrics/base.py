@@ -28,13 +28,13 @@ and shared by every metric. Register a metric in the ``aem.metrics`` entry-point
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar, cast, runtime_checkable
+from typing import ClassVar, Generic, Literal, Protocol, TypeVar, cast, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
 from aem.cases import AnyOf, CaseField, CaseFieldError, CaseFields
 from aem.metrics.context import MetricContext
-from aem.model import MetricResult, Outcome, Turn
+from aem.model import MetricResult
 
 Role = Literal["cause", "observation"]
 CAUSE: Role = "cause"
@@ -93,26 +93,8 @@ def role_of(metric: object) -> Role:
     return OBSERVATION if role == OBSERVATION else CAUSE
 
 
-def result(
-    name: str,
-    turn: Turn,
-    outcome: Outcome,
-    explanation: str,
-    *,
-    score: float | None = None,
-    threshold: float | None = None,
-    evidence: list[Any] | None = None,
-) -> MetricResult:
-    """A result on ``turn``; the one constructor metrics share so results look alike."""
-    return MetricResult(
-        name=name,
-        turn_id=turn.turn_id,
-        outcome=outcome,
-        score=score,
-        threshold=threshold,
-        explanation=explanation,
-        evidence=evidence or [],
-    )
+# A result on a turn: the one constructor metrics share so results look alike.
+result = MetricResult.for_turn
 
 
 __all__ = [

@@ -4,12 +4,12 @@ matching settings, and the configured judges — never the whole configuration.
 Why not the configuration: a metric that reads ``AemConfig`` depends on every section
 of it, and a test must build one to run it. A metric's own settings come through its
 constructor; what several metrics share comes through :class:`EvaluationServices`,
-built once by whoever evaluates (:func:`services_from`).
+built once by whoever evaluates (:func:`aem.services.services_from`, above the metrics:
+it is what knows how to build a judge or a comparator).
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from aem.compare.settings import CompareSettings
 from aem.judges.base import Judge
 from aem.matching.settings import MatchSettings
-from aem.settings import AemConfig
 
 if TYPE_CHECKING:
     from aem.compare import SemanticComparator
@@ -36,24 +35,3 @@ class EvaluationServices:
     def comparator(self) -> SemanticComparator:
         """The semantic comparator (shared across sessions when the evaluator gives one)."""
         return self.comparator_factory()
-
-
-def services_from(
-    config: AemConfig, comparator: Callable[[], SemanticComparator] | None = None
-) -> EvaluationServices:
-    """The services ``config`` sets up; ``comparator`` gives the shared comparator (else
-    one is made on first use, for these services alone)."""
-    factory = comparator or functools.cache(lambda: _comparator(config.compare))
-
-    def judge(name: str) -> Judge:
-        from aem.judges.registry import build_judge
-
-        return build_judge(name, config, factory)
-
-    return EvaluationServices(config.compare, config.matching, judge, factory)
-
-
-def _comparator(settings: CompareSettings) -> SemanticComparator:
-    from aem.compare import SemanticComparator
-
-    return SemanticComparator(settings)

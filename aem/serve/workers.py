@@ -29,13 +29,13 @@ from concurrent.futures import CancelledError, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from aem.cases import Case
-from aem.config import AemConfig
 from aem.engines.compact import dumps, loads, pack_sessions, unpack_sessions
 from aem.engines.jobs import job_evaluator, pack_job
 from aem.engines.pool import preloads_embedding, shared_pool, shutdown_pool, worker_config
 from aem.evaluate import Evaluator
 from aem.model import ClosedSession, SessionReport
 from aem.serve.pipeline import Abandoned
+from aem.settings import AemConfig
 
 log = logging.getLogger("aem.serve.workers")
 

@@ -1,0 +1,41 @@
+"""Building what one evaluation's metrics share: the comparator and the configured judges.
+
+Why above the metrics: the metrics receive these services (:class:`EvaluationServices`)
+and never build them, so the metric and evidence code imports neither the judge clients
+(HTTP) nor the configuration schema; the evaluator, the test helpers and the benches
+build the services here, once per evaluator.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from aem.compare.settings import CompareSettings
+from aem.judges.base import Judge
+from aem.judges.registry import build_judge
+from aem.metrics.services import EvaluationServices
+from aem.settings import AemConfig
+
+if TYPE_CHECKING:
+    from aem.compare import SemanticComparator
+
+
+def services_from(
+    config: AemConfig, comparator: Callable[[], SemanticComparator] | None = None
+) -> EvaluationServices:
+    """The services ``config`` sets up; ``comparator`` gives the shared comparator (else
+    one is made on first use, for these services alone)."""
+    factory = comparator or functools.cache(lambda: _comparator(config.compare))
+
+    def judge(name: str) -> Judge:
+        return build_judge(name, config, factory)
+
+    return EvaluationServices(config.compare, config.matching, judge, factory)
+
+
+def _comparator(settings: CompareSettings) -> SemanticComparator:
+    from aem.compare import SemanticComparator
+
+    return SemanticComparator(settings)
