@@ -95,8 +95,13 @@ def render(results: dict[str, dict[str, object]]) -> None:
 
 
 def _cell(cell: object) -> str:
+    """A ratio as a percentage with its counts, an expectation as a percentage, F1 as is."""
     value, detail = cell.value, cell.detail  # type: ignore[attr-defined]
-    return "–" if value is None else f"{value:.1%} ({detail})" if "/" in detail else f"{value:.3f}"
+    if value is None:
+        return "–"
+    if "/" in detail:
+        return f"{value:.1%} ({detail})"
+    return f"{value:.1%}" if detail.startswith("n=") else f"{value:.3f}"
 
 
 def write_json(path: Path, results: dict[str, dict[str, object]]) -> None:
