@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from aem.cases import Case
-from aem.engines.seam import Deliver, InProcessEngine, Outcome, SessionEngine
+from aem.engines.seam import Deliver, InProcessEngine, SessionEngine, SessionOutcome
 from aem.evaluate import Evaluator, build_report
 from aem.metrics.registry import ResolvedMetrics, resolve
 from aem.model import AuditReport, ClosedSession, InputIssue, SessionReport
@@ -48,7 +48,7 @@ class Outcomes:
         """Issues appended so far that are not evaluation errors placed here."""
         return len(self.issues) - self.inserted
 
-    def add(self, outcome: Outcome, position: int) -> None:
+    def add(self, outcome: SessionOutcome, position: int) -> None:
         if isinstance(outcome, InputIssue):
             self.issues.insert(position + self.inserted, outcome)
             self.inserted += 1

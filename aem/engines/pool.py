@@ -35,7 +35,7 @@ from aem.cases import Case
 from aem.engines import available_cores
 from aem.engines.compact import dumps, loads, pack_sessions, unpack_sessions
 from aem.engines.jobs import job_evaluator, pack_job
-from aem.engines.seam import Deliver, Outcome, evaluate_closed
+from aem.engines.seam import Deliver, SessionOutcome, evaluate_closed
 from aem.model import ClosedSession
 from aem.settings import AemConfig
 
@@ -158,7 +158,7 @@ class PoolEngine:
             raise RuntimeError(f"a worker process of the audit died: {exc}") from exc
         self._sessions_done += count
         self._seconds_done += seconds
-        outcomes: list[Outcome] = loads(data)
+        outcomes: list[SessionOutcome] = loads(data)
         for outcome in outcomes:
             self.deliver(outcome, position)
 

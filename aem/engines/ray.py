@@ -42,7 +42,7 @@ import numpy as np
 from aem.cases import Case
 from aem.engines import EngineError, available_cores
 from aem.engines.compact import span_from_tuple, span_to_tuple
-from aem.engines.seam import Outcome, evaluate_closed
+from aem.engines.seam import SessionOutcome, evaluate_closed
 from aem.evaluate import Evaluator, build_report
 from aem.model import AuditReport, InputIssue, SessionReport, SpanRecord
 from aem.settings import AemConfig
@@ -294,7 +294,7 @@ class SessionEvaluator:
         self.evaluator = Evaluator(config, cases)
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        outcomes: list[Outcome] = []
+        outcomes: list[SessionOutcome] = []
         span_limit = self.evaluator.config.assembly.span_limit
         for packed in batch["spans"]:
             # Replayed in input order: traces, spans and the span limit as the assembler

@@ -16,9 +16,9 @@ from aem.evaluate import Evaluator
 from aem.model import ClosedSession, InputIssue, SessionReport
 
 # What evaluating one closed session gives: its report, or why it could not be evaluated.
-Outcome = SessionReport | InputIssue
+SessionOutcome = SessionReport | InputIssue
 # Where an engine hands an outcome, with the issue position recorded when it was submitted.
-Deliver = Callable[[Outcome, int], None]
+Deliver = Callable[[SessionOutcome, int], None]
 
 
 class SessionEngine(Protocol):
@@ -49,7 +49,7 @@ class InProcessEngine:
         """Nothing to release."""
 
 
-def evaluate_closed(evaluator: Evaluator, session: ClosedSession) -> Outcome:
+def evaluate_closed(evaluator: Evaluator, session: ClosedSession) -> SessionOutcome:
     """One session's report, or an ``evaluation_error`` issue when evaluating it raised:
     the same in this process and in a worker, so neither path can end the audit early."""
     try:

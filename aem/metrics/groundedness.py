@@ -203,7 +203,7 @@ class Groundedness(BaseMetric[GroundednessSettings]):
             return result(NAME, turn, Outcome.ERROR, f"judge error: {exc}")
         text = judged.render(grounding, context.session.user_inputs, turn.text or "")
         verdict = judged.ask(judge, JUDGE_CHECK, text)
-        return judged.verdict_result(NAME, turn, verdict)
+        return judged.metric_verdict(NAME, turn, verdict)
 
 
 def _uncited(turn: Turn, grounding: Grounding, supported: str = "") -> MetricResult:

@@ -55,7 +55,7 @@ def ask(judge: Judge, check: str, text: str) -> JudgeVerdict:
         return JudgeVerdict.error(getattr(judge, "name", "judge"), f"judge error: {exc}")
 
 
-def verdict_result(name: str, turn: Turn, verdict: JudgeVerdict) -> MetricResult:
+def metric_verdict(name: str, turn: Turn, verdict: JudgeVerdict) -> MetricResult:
     """The judge's yes/no as the metric's result (1 / 0), the judge and its reason in the
     evidence: the shared converter, worded as the judged metrics word it."""
     return verdicts.verdict_result(

@@ -125,7 +125,7 @@ class Refusal(BaseMetric[RefusalSettings]):
             except JudgeConfigError as exc:
                 return result(NAME, turn, Outcome.ERROR, f"judge error: {exc}")
             rendered = judged.render(grounding, context.session.user_inputs, text)
-            return judged.verdict_result(NAME, turn, judged.ask(judge, JUDGE_CHECK, rendered))
+            return judged.metric_verdict(NAME, turn, judged.ask(judge, JUDGE_CHECK, rendered))
         return self._embedded(context, turn, grounding)
 
     def _declining(self, context: MetricContext, sentences: list[str]) -> list[tuple[str, float]]:
