@@ -7,11 +7,11 @@ all call it, so a verdict is the same whichever way the spans arrived.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 import networkx as nx
 
 from aem.cases import Case
+from aem.compare.core import lazy_comparator
 from aem.compare.extract import values_memoised
 from aem.gcpause import cyclic_gc_paused
 from aem.graph import attach_graph
@@ -52,14 +52,8 @@ class Evaluator:
         self.config = config or AemConfig()
         self.cases = dict(cases or {})
         self.metrics = metrics if metrics is not None else resolve_metrics(self.config)
-        self._comparator: Any = None
-
-    def comparator(self) -> Any:
-        if self._comparator is None:
-            from aem.compare import SemanticComparator
-
-            self._comparator = SemanticComparator(self.config.compare)
-        return self._comparator
+        # Shared by every session this evaluator scores; made when a text first needs it.
+        self.comparator = lazy_comparator(self.config.compare)
 
     def build(self, closed: ClosedSession) -> Session:
         """Turns and link keys from a closed session's spans (dialects mapped here)."""

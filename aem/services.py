@@ -8,11 +8,10 @@ build the services here, once per evaluator.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from aem.compare.settings import CompareSettings
+from aem.compare.core import lazy_comparator
 from aem.judges.base import Judge
 from aem.judges.registry import build_judge
 from aem.metrics.services import EvaluationServices
@@ -27,15 +26,9 @@ def services_from(
 ) -> EvaluationServices:
     """The services ``config`` sets up; ``comparator`` gives the shared comparator (else
     one is made on first use, for these services alone)."""
-    factory = comparator or functools.cache(lambda: _comparator(config.compare))
+    factory = comparator or lazy_comparator(config.compare)
 
     def judge(name: str) -> Judge:
         return build_judge(name, config, factory)
 
     return EvaluationServices(config.compare, config.matching, judge, factory)
-
-
-def _comparator(settings: CompareSettings) -> SemanticComparator:
-    from aem.compare import SemanticComparator
-
-    return SemanticComparator(settings)

@@ -283,6 +283,23 @@ def default_comparator(settings: CompareSettings | None = None) -> SemanticCompa
         return _DEFAULTS[key]
 
 
+def lazy_comparator(settings: CompareSettings) -> Callable[[], SemanticComparator]:
+    """A comparator of its own for one owner (an evaluator, a judge, a set of services),
+    made on the first call and the same one after: the embedding model loads only when
+    some text needs it, and only once for that owner."""
+    made: list[SemanticComparator] = []
+    lock = threading.Lock()
+
+    def comparator() -> SemanticComparator:
+        if not made:
+            with lock:
+                if not made:
+                    made.append(SemanticComparator(settings))
+        return made[0]
+
+    return comparator
+
+
 def compare(expected: Any, actual: Any, *, settings: CompareSettings | None = None) -> Comparison:
     """Module-level convenience; loads the embedding model only if free text needs it.
 

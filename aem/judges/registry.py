@@ -12,7 +12,7 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
-from aem.compare.core import SemanticComparator
+from aem.compare.core import SemanticComparator, lazy_comparator
 from aem.compare.settings import CompareSettings
 from aem.judges.base import Judge, JudgeConfigError
 from aem.judges.kinds import JudgeResources, build_from_settings
@@ -52,5 +52,5 @@ def build_judge(
             f"no judge named {name!r}{closest(name, known)}; known: {', '.join(known)} "
             "(define others in [judges.<name>])"
         )
-    resources = JudgeResources(comparator or (lambda: SemanticComparator(config.compare)))
+    resources = JudgeResources(comparator or lazy_comparator(config.compare))
     return build_from_settings(name, settings, resources)
