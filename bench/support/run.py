@@ -41,9 +41,9 @@ from aem.evidence import is_distinctive
 from aem.graph import attach_graph
 from aem.metrics.applies import refusal_owns
 from aem.metrics.context import MetricContext
-from aem.metrics.services import services_from
 from aem.metrics.truthfulness import Truthfulness
 from aem.model import Outcome, Session, TurnKind
+from aem.services import services_from
 from bench.support.baseline import passes_baseline
 from bench.support.perturb import perturbations
 from collectors.assembler import SessionAssembler
