@@ -25,8 +25,9 @@ from aem.audit import audit_paths
 from aem.cases import load_cases
 from aem.config import load_config
 from aem.model import RootCause, SessionReport
+from bench.devdata import dev_set
 
-DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "tau-bench-airline-dev"
+DEFAULT = dev_set("tau-bench-airline-dev")
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 from bench.agreement import instrumented, matching, perturbation, ragtruth, tau, whowhen
 from bench.agreement.figures import Figure
 from bench.agreement.split import COLUMNS
+from bench.devdata import ENV
 
 Measure = Callable[[Path, int], list[Figure]]
 SETS: dict[str, Measure] = {
@@ -40,7 +41,6 @@ SETS: dict[str, Measure] = {
     "perturbation": perturbation.measure,
     "matching": matching.measure,
 }
-ENV = "AEM_DEV_DATA"
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:

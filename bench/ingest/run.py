@@ -23,12 +23,13 @@ import time
 from pathlib import Path
 
 from aem.graph import attach_graph
+from bench.devdata import dev_set
 from collectors.assembler import SessionAssembler
 from collectors.readers import read_batches
 
 _TRACE_ID = re.compile(rb'"traceId":"[0-9a-fA-F]{8}')
 HERE = Path(__file__).resolve()
-DEFAULT_SOURCE = HERE.parents[3] / "shared" / "data" / "tau-bench-airline-dev" / "traces.otlp.jsonl"
+DEFAULT_SOURCE = dev_set("tau-bench-airline-dev") / "traces.otlp.jsonl"
 FALLBACK_SOURCE = HERE.parents[2] / "sample_traces" / "march_refunds.otlp.jsonl"
 
 

@@ -44,12 +44,13 @@ from aem.metrics.context import MetricContext
 from aem.metrics.truthfulness import Truthfulness
 from aem.model import Outcome, Session, TurnKind
 from aem.services import services_from
+from bench.devdata import dev_root
 from bench.support.baseline import passes_baseline
 from bench.support.perturb import perturbations
 from collectors.assembler import SessionAssembler
 from collectors.readers import read_batches
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
+SHARED = dev_root() or Path(".")
 DATA_SETS = {
     "tau-bench airline": ("tau-bench-airline-dev/traces.otlp.jsonl", "references.jsonl"),
     "Who&When AG": ("whowhen-dev/whowhen_algorithm_generated.otlp.jsonl", None),
@@ -165,7 +166,9 @@ def measure_data_set(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shared", type=Path, default=SHARED, help="the shared data folder")
+    parser.add_argument(
+        "--shared", type=Path, default=SHARED, help="the development sets (default: $AEM_DEV_DATA)"
+    )
     parser.add_argument("--per-turn", type=int, default=3, help="numbers changed per turn")
     parser.add_argument("--seed", type=int, default=8)
     parser.add_argument("--examples", type=int, default=15)

@@ -35,8 +35,9 @@ from aem.audit import audit_paths
 from aem.cases import load_cases
 from aem.config import load_config
 from aem.model import RootCause, SessionReport
+from bench.devdata import dev_set
 
-DEFAULT = Path(__file__).resolve().parents[3] / "shared" / "data" / "whowhen-dev"
+DEFAULT = dev_set("whowhen-dev")
 SUBSETS = {"AG": "whowhen_algorithm_generated", "HC": "whowhen_hand_crafted"}
 # Who&When paper, Table 1 (percent): agent-level, step-level.
 PUBLISHED = {

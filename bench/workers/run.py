@@ -26,10 +26,11 @@ from aem.audit import audit_paths
 from aem.cases import load_cases
 from aem.config import AemConfig, load_config
 from aem.engines import available_cores
+from bench.devdata import dev_set
 from bench.session_size.workload import generate, otlp_line
 
 HERE = Path(__file__).resolve()
-TAU = HERE.parents[3] / "shared" / "data" / "tau-bench-airline-dev"
+TAU = dev_set("tau-bench-airline-dev")
 # Metrics that embed text whatever compare.embed_free_text says.
 _EMBEDDING_METRICS = '["groundedness", "refusal", "correctness.completeness"]'
 
