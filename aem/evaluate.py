@@ -174,8 +174,11 @@ def turn_edges(graph: nx.DiGraph, turns: list[Turn]) -> list[TurnEdge]:
 
 
 def is_checked(verdict: TurnVerdict) -> bool:
-    """Some metric passed or failed the turn; skips and errors alone check nothing."""
-    return any(m.outcome in (Outcome.PASS, Outcome.FAIL) for m in verdict.metrics)
+    """Some metric passed, failed or left the turn unverified (it ran and looked);
+    skips and errors alone check nothing."""
+    return any(
+        m.outcome in (Outcome.PASS, Outcome.FAIL, Outcome.UNVERIFIED) for m in verdict.metrics
+    )
 
 
 def _verdict(
@@ -249,4 +252,24 @@ def build_report(
             r.model_copy(update={"root_causes": r.observations}) for r in sessions
         ),
         spans_read=spans_read,
+        unverified_claims=sum(
+            len(m.unverified) for r in sessions for t in r.turns for m in t.metrics
+        ),
+        outcomes=outcome_counts(sessions),
     )
+
+
+def outcome_counts(sessions: Iterable[SessionReport]) -> dict[str, dict[str, int]]:
+    """Per metric (by name), how many of its results had each outcome; metrics and
+    outcomes in a stable order so the same run always writes the same report."""
+    counts: dict[str, dict[str, int]] = {}
+    for report in sessions:
+        for turn in report.turns:
+            for metric in turn.metrics:
+                row = counts.setdefault(metric.name, {})
+                row[metric.outcome.value] = row.get(metric.outcome.value, 0) + 1
+    order = {o.value: i for i, o in enumerate(Outcome)}
+    return {
+        name: dict(sorted(counts[name].items(), key=lambda kv: order[kv[0]]))
+        for name in sorted(counts)
+    }

@@ -5,7 +5,9 @@ Why per case, not per turn: the product question is "of the control questions, h
 did the agent answer well" — eight questions with one failure is 0.875 and passes at
 0.85, two failures is 0.75 and fails. A case's verdict is its worst result of the metric
 (any ``fail`` fails it); a case whose results are all ``skip`` is not counted; a judge
-``error`` is reported and left out of the denominator, never counted as a pass or a fail.
+``error`` is reported and left out of the denominator, never counted as a pass or a fail;
+an ``unverified`` case (claims nothing proves wrong and nothing confirms, no judge to
+decide them) is counted apart and left out too: doubt never fails a gate.
 
 The ``groundedness`` gate is the seed's quality criterion over every question type: a
 ``happy`` / ``edge`` case is judged by ``groundedness``, an ``oos`` case by ``refusal``
@@ -50,8 +52,8 @@ def parse_gate(spec: str, known: Iterable[str]) -> tuple[str, float]:
 
 def _case_verdict(results: list[MetricResult]) -> MetricResult | None:
     """The result that decides the case: the first fail, else the first error, else the
-    first pass; None when every result skipped."""
-    for outcome in (Outcome.FAIL, Outcome.ERROR, Outcome.PASS):
+    first unverified, else the first pass; None when every result skipped."""
+    for outcome in (Outcome.FAIL, Outcome.ERROR, Outcome.UNVERIFIED, Outcome.PASS):
         found = next((r for r in results if r.outcome is outcome), None)
         if found is not None:
             return found
@@ -111,6 +113,7 @@ def evaluate_gate(
         cases_failed=failed,
         errors=sum(1 for r in rows if r.verdict is Outcome.ERROR),
         skipped=sum(1 for r in rows if r.verdict is Outcome.SKIP),
+        unverified=sum(1 for r in rows if r.verdict is Outcome.UNVERIFIED),
         rows=rows,
     )
 

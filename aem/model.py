@@ -193,6 +193,10 @@ class Outcome(StrEnum):
     FAIL = "fail"
     SKIP = "skip"
     ERROR = "error"
+    # The metric ran and found nothing it can prove wrong, but could not confirm every
+    # claim (no judge to decide them): counted and shown, never a root cause, never a
+    # failed gate (docs/semantics.md, "Metrics").
+    UNVERIFIED = "unverified"
 
 
 class Evidence(_Shipped):
@@ -201,6 +205,17 @@ class Evidence(_Shipped):
     expected: Any = None
     actual: Any = None
     detail: str | None = None
+
+
+class UnverifiedClaim(_Shipped):
+    """A claim the metric could neither support nor prove wrong, and the passage of the
+    context closest to it (``closest``, from ``source``, at ``score``): what a reviewer
+    or a judge reads to decide it."""
+
+    claim: str
+    closest: str | None = None
+    source: str | None = None
+    score: float | None = None
 
 
 class MetricResult(_Shipped):
@@ -213,6 +228,9 @@ class MetricResult(_Shipped):
     threshold: float | None = None
     explanation: str = ""
     evidence: list[Evidence] = Field(default_factory=list)
+    # The claims left unverified (outcome ``unverified``, or a pass or fail that also
+    # left some undecided), each with its closest passage.
+    unverified: list[UnverifiedClaim] = Field(default_factory=list)
 
     @classmethod
     def for_turn(
@@ -225,6 +243,7 @@ class MetricResult(_Shipped):
         score: float | None = None,
         threshold: float | None = None,
         evidence: list[Any] | None = None,
+        unverified: list[UnverifiedClaim] | None = None,
     ) -> MetricResult:
         """A result on ``turn``; the one constructor metrics, checks and judges share so
         results look alike (metrics know it as :func:`aem.metrics.base.result`)."""
@@ -236,6 +255,7 @@ class MetricResult(_Shipped):
             threshold=threshold,
             explanation=explanation,
             evidence=evidence or [],
+            unverified=unverified or [],
         )
 
 
@@ -359,6 +379,9 @@ class GateResult(_Shipped):
     cases_failed: int = 0
     errors: int = 0
     skipped: int = 0
+    # Cases whose worst result is ``unverified``: left out of the score like a skip,
+    # counted apart so a reader sees how much a judge would still have to decide.
+    unverified: int = 0
     rows: list[GateRow] = Field(default_factory=list)
 
 
@@ -378,6 +401,10 @@ class AuditReport(_Shipped):
     peak_open_sessions: int = 0
     # Run-level gates asked for with --gate, in the order given (empty without --gate).
     gates: list[GateResult] = Field(default_factory=list)
+    # Claims no metric could confirm or prove wrong, over every result of the run.
+    unverified_claims: int = 0
+    # Per metric, how many results had each outcome (pass, fail, skip, error, unverified).
+    outcomes: dict[str, dict[str, int]] = Field(default_factory=dict)
 
 
 @dataclass(slots=True)

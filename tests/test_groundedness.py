@@ -65,7 +65,10 @@ def test_unsupported_claim_quotes_the_closest_passage_with_its_score() -> None:
     (found,) = session_results("rag-invented", "groundedness")
     assert "states '$10', which the context does not hold" in found.explanation
     assert "closest passage (document [" in found.explanation and "score 0." in found.explanation
-    assert found.evidence[0].actual.startswith("You will also get a $10 store credit")
+    # The proof: the stated value, the closest value the context holds, and the claim.
+    proof = found.evidence[0]
+    assert (proof.field, proof.actual, proof.expected) == ("unsupported_value", "$10", "5")
+    assert "You will also get a $10 store credit" in proof.detail
     (dangling,) = session_results("rag-dangling", "groundedness")
     assert "3 document(s) were retrieved" in dangling.explanation
 
@@ -108,7 +111,8 @@ def test_no_context_skips_unless_the_case_requires_it() -> None:
     assert found.outcome is Outcome.SKIP and "nothing to rest on" in found.explanation
     required = {"type": "happy", "requires_context": True}
     (failed,) = results(evaluate(session, [Groundedness()], required), "groundedness")
-    assert failed.outcome is Outcome.FAIL and "unsupported claim" in failed.explanation
+    assert failed.outcome is Outcome.FAIL and "requires context" in failed.explanation
+    assert failed.evidence[0].field == "requires_context"
 
 
 def test_type_aware_application() -> None:
@@ -215,7 +219,7 @@ def test_numbers_and_acknowledgements_are_records_not_prose(result: str, prose: 
     session = rag_session(answer, tool_result=result, question="Please transfer me.")
     (found,) = results(evaluate(session, [Groundedness()], {"type": "happy"}), "groundedness")
     if prose:
-        assert found.outcome is Outcome.FAIL and "no passage says it" in found.explanation
+        assert found.outcome is Outcome.UNVERIFIED and "no passage says" in found.explanation
     else:
         assert found.outcome is Outcome.PASS, found.explanation
         assert "records only" in found.explanation
@@ -239,7 +243,7 @@ def test_what_the_user_said_later_in_the_chat_is_context() -> None:
 
 
 @pytest.mark.parametrize(
-    ("tool", "outcome"), [("send_certificate", Outcome.PASS), ("send_email", Outcome.FAIL)]
+    ("tool", "outcome"), [("send_certificate", Outcome.PASS), ("send_email", Outcome.UNVERIFIED)]
 )
 def test_a_done_action_is_reported_on_a_successful_call(tool: str, outcome: Outcome) -> None:
     """Seen on tau-bench: "The certificate for $150 has been successfully issued" after

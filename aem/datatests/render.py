@@ -34,7 +34,21 @@ def render_run(run: RunResult, console: Console) -> None:
         console.print(
             f"[yellow]no answer: {len(run.no_answer)} case(s): {', '.join(run.no_answer)}[/]"
         )
-    table = Table("check", "pass rate", "mean score", "passed", "failed", "judge errors", "skipped")
+    if overall.unverified:
+        console.print(
+            f"[cyan]{overall.unverified} unverified[/]: nothing proven wrong, nothing "
+            "confirmed (no judge decided their claims); excluded from pass rate and mean"
+        )
+    table = Table(
+        "check",
+        "pass rate",
+        "mean score",
+        "passed",
+        "failed",
+        "unverified",
+        "judge errors",
+        "skipped",
+    )
     for s in run.summaries:
         table.add_row(
             s.check,
@@ -42,6 +56,7 @@ def render_run(run: RunResult, console: Console) -> None:
             number(s.mean_score),
             str(s.passed),
             str(s.failed),
+            str(s.unverified),
             str(s.errors),
             str(s.skipped),
         )

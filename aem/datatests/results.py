@@ -3,8 +3,9 @@
 Why computed, never stored: a summary is a pure function of the evaluation rows, so an
 extra evaluation added later cannot leave a stale figure behind. Pass rate and mean count
 only ``pass`` and ``fail``: a ``skip`` (the case lacks the fields, or the judge cannot
-score it) counts nowhere, and an ``error`` (a judge error) is excluded and makes the run
-*not fully evaluated*.
+score it) counts nowhere, an ``unverified`` (nothing proven wrong, nothing confirmed: no
+judge decided the claims) is counted apart and nowhere else, and an ``error`` (a judge
+error) is excluded and makes the run *not fully evaluated*.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class CheckSummary:
     errors: int
     skipped: int
     mean_score: float | None
+    unverified: int = 0
 
     @property
     def pass_rate(self) -> float | None:
@@ -57,6 +59,7 @@ def summarize(evaluations: list[Evaluation], check: str) -> CheckSummary:
         errors=sum(e.outcome is Outcome.ERROR for e in rows),
         skipped=sum(e.outcome is Outcome.SKIP for e in rows),
         mean_score=sum(scores) / len(scores) if scores and check != GATE_ALL else None,
+        unverified=sum(e.outcome is Outcome.UNVERIFIED for e in rows),
     )
 
 
@@ -115,6 +118,7 @@ class RunResult:
             "pass_rate": overall.pass_rate,
             "fully_evaluated": self.fully_evaluated,
             "judge_errors": overall.errors,
+            "unverified": overall.unverified,
             "no_answer": self.no_answer,
             "checks": [
                 {
@@ -125,6 +129,7 @@ class RunResult:
                     "failed": s.failed,
                     "judge_errors": s.errors,
                     "skipped": s.skipped,
+                    "unverified": s.unverified,
                 }
                 for s in self.summaries
             ],

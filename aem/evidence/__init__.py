@@ -10,7 +10,13 @@ import it from here, the package root, and never from its modules.
 from aem.evidence.citations import Citation, Source, find_citations, resolve, strip_citations
 from aem.evidence.claimed_success import ClaimedSuccess, claimed_successes, unrecovered_failures
 from aem.evidence.claims import Claim, is_claim, sentence_pieces, split_claims
-from aem.evidence.entailment import ClaimCheck, Thresholds, check_claims, value_supported
+from aem.evidence.entailment import (
+    ClaimCheck,
+    ClaimStatus,
+    Thresholds,
+    check_claims,
+    value_supported,
+)
 from aem.evidence.grounding import Grounding, build_grounding, grounding_of, session_gathered
 from aem.evidence.queries import (
     Seen,
@@ -31,6 +37,7 @@ __all__ = [
     "Citation",
     "Claim",
     "ClaimCheck",
+    "ClaimStatus",
     "ClaimedSuccess",
     "Grounding",
     "Seen",

@@ -26,6 +26,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
+from enum import StrEnum
 from functools import lru_cache
 
 import numpy as np
@@ -128,15 +129,42 @@ def _restricting(text: str) -> set[str]:
     return {r for r in _RESTRICTING if any(w.startswith(r) for w in said)}
 
 
+class ClaimStatus(StrEnum):
+    """What the check could establish about a claim.
+
+    Only ``contradicted`` and ``unsupported_value`` are proofs (a value or a polarity a
+    reviewer can check against the context); ``unverified`` is the absence of proof
+    either way — no passage is similar enough to say it, and nothing in it is wrong."""
+
+    SUPPORTED = "supported"
+    CONTRADICTED = "contradicted"
+    UNSUPPORTED_VALUE = "unsupported_value"
+    UNVERIFIED = "unverified"
+
+
 @dataclass(frozen=True)
 class ClaimCheck:
-    """A claim's verdict, the passage it was set against, and why it failed if it did."""
+    """A claim's verdict, the passage it was set against, and why, when it is not
+    supported. ``stated`` and ``closest`` are what a proof quotes: the value or name the
+    claim states and the nearest candidate the context holds (for a contradiction: the
+    claim and the passage it paraphrases)."""
 
     claim: str
-    supported: bool
+    status: ClaimStatus
     similarity: float
     passage: Passage | None
     why: str = ""
+    stated: str | None = None
+    closest: str | None = None
+
+    @property
+    def supported(self) -> bool:
+        return self.status is ClaimStatus.SUPPORTED
+
+    @property
+    def proven_wrong(self) -> bool:
+        """The check holds evidence against the claim (a fail, not a doubt)."""
+        return self.status in (ClaimStatus.CONTRADICTED, ClaimStatus.UNSUPPORTED_VALUE)
 
 
 @dataclass(frozen=True)
@@ -387,7 +415,8 @@ def check_claims(
     if not claims:
         return []
     if not passages:
-        return [ClaimCheck(c, False, 0.0, None, "the context holds no passage") for c in claims]
+        why = "the context holds no passage"
+        return [ClaimCheck(c, ClaimStatus.UNVERIFIED, 0.0, None, why) for c in claims]
     # Records only: values and names are the whole check (see ``_check``), so the passage
     # quoted is the one sharing most words. Embedding every ``key: value`` line of large
     # tool results cost ~3 s per tau-bench session and decided nothing.
@@ -412,6 +441,10 @@ def _check(
     thresholds: Thresholds,
     answer: Answer | None = None,
 ) -> ClaimCheck:
+    """One claim against the context: a value or name the context lacks is a proof
+    (``unsupported_value``); so is a polarity or qualifier that differs from the passage
+    the claim paraphrases (``contradicted``); a claim no passage paraphrases, with nothing
+    wrong in it, is ``unverified`` — low similarity is no evidence."""
     passages = grounding.passages
     best, cosine, overlap = _nearest(claim, vector, passages, matrix)
     passage = passages[best]
@@ -424,37 +457,53 @@ def _check(
         closest = grounding.values.closest(missing)
         near = f" (closest: {closest!r})" if closest else ""
         why = f"states {missing.raw!r}, which the context does not hold{near}"
-        return ClaimCheck(claim, False, score, passage, why)
+        return ClaimCheck(
+            claim, ClaimStatus.UNSUPPORTED_VALUE, score, passage, why, missing.raw, closest
+        )
     name = _missing_name(_without_values(claim, values), grounding)
     if name is not None:
+        why = f"names {name!r}, which the context does not"
         return ClaimCheck(
-            claim, False, score, passage, f"names {name!r}, which the context does not"
+            claim, ClaimStatus.UNSUPPORTED_VALUE, score, passage, why, name, passage.text
         )
     if _reports_failure(claim, grounding) or any(
         reports_done(claim, name) for name in grounding.succeeded
     ):
-        return ClaimCheck(claim, True, score, passage, "")
+        return ClaimCheck(claim, ClaimStatus.SUPPORTED, score, passage)
     if not grounding.prose:  # records only: their values and names were the check
-        return ClaimCheck(claim, True, score, passage, "")
-    covered = _records_restated(claim, values, grounding)
-    if cosine < thresholds.similarity and overlap < thresholds.overlap and not covered:
-        why = (
-            f"no passage says it (cosine {cosine:.2f} < {thresholds.similarity:.2f}, "
-            f"word overlap {overlap:.2f} < {thresholds.overlap:.2f})"
-        )
-        return ClaimCheck(claim, False, score, passage, why)
+        return ClaimCheck(claim, ClaimStatus.SUPPORTED, score, passage)
+    paraphrased = cosine >= thresholds.similarity or overlap >= thresholds.overlap
+    if paraphrased or _records_restated(claim, values, grounding):
+        return _against_passage(claim, score, passage, paraphrased)
+    why = (
+        f"no passage says it (cosine {cosine:.2f} < {thresholds.similarity:.2f}, "
+        f"word overlap {overlap:.2f} < {thresholds.overlap:.2f}); nothing in it contradicts "
+        "the context"
+    )
+    return ClaimCheck(claim, ClaimStatus.UNVERIFIED, score, passage, why)
+
+
+def _against_passage(claim: str, score: float, passage: Passage, paraphrased: bool) -> ClaimCheck:
+    """A claim the context covers, held against its nearest passage's polarity and
+    qualifiers. Only a passage the claim paraphrases can contradict it: a negation or a
+    restricting word set against an unrelated sentence proves nothing (unverified)."""
     if not passage.prose:  # a record's fields have no polarity or qualifiers to compare
-        return ClaimCheck(claim, True, score, passage)
-    if _negated(claim) != _negated(passage.text):
+        return ClaimCheck(claim, ClaimStatus.SUPPORTED, score, passage)
+    differs = _polarity_differs(claim, passage.text)
+    if not differs:
+        return ClaimCheck(claim, ClaimStatus.SUPPORTED, score, passage)
+    if not paraphrased:
+        why = f"{differs}, but no passage paraphrases it closely enough to contradict it"
+        return ClaimCheck(claim, ClaimStatus.UNVERIFIED, score, passage, why)
+    return ClaimCheck(claim, ClaimStatus.CONTRADICTED, score, passage, differs, claim, passage.text)
+
+
+def _polarity_differs(claim: str, passage: str) -> str:
+    """How the claim's polarity or qualifiers differ from the passage's ("" if not)."""
+    if _negated(claim) != _negated(passage):
         said = "negates" if _negated(claim) else "drops the negation of"
-        return ClaimCheck(claim, False, score, passage, f"{said} the closest passage")
-    added = _restricting(claim) - _restricting(passage.text)
+        return f"{said} the closest passage"
+    added = _restricting(claim) - _restricting(passage)
     if added:
-        return ClaimCheck(
-            claim,
-            False,
-            score,
-            passage,
-            f"adds {sorted(added)[0]!r}, which the passage does not say",
-        )
-    return ClaimCheck(claim, True, score, passage)
+        return f"adds {sorted(added)[0]!r}, which the passage does not say"
+    return ""

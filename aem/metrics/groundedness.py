@@ -9,14 +9,19 @@ results, the user's question. Checks, in order:
 
 1. every citation (``[N]``, ``[N, M]``, ``[N][M]``, ``[id]``) points at a source the
    agent had — else ``dangling citation``, a failure of its own;
-2. every claim is supported (:mod:`aem.evidence.entailment`, or the configured judge) —
-   else the first unsupported claim is quoted with its closest passage and similarity;
+2. no claim is proven wrong (:mod:`aem.evidence.entailment`, or the configured judge):
+   a value or name the context does not hold, or a negation or qualifier that differs
+   from the passage the claim paraphrases — else the first such claim is quoted with the
+   value and its closest candidate (evidence for each);
 3. at least one citation, when the context holds documents (``require_citation``) —
-   else ``no [N] citation``.
+   else ``no [N] citation``;
+4. without a judge, a claim no passage paraphrases and nothing in it is wrong is
+   *unverified*: the answer's outcome is ``unverified`` (counted, never a root cause),
+   each such claim listed with its closest passage. Low similarity is no proof.
 
 Which cases: ``happy`` / ``edge``, and cases without a type when the session retrieved
 or called a tool (:mod:`aem.metrics.applies`). No context at all: ``skip``, unless the
-case says ``requires_context: true``.
+case says ``requires_context: true`` (then a structural ``fail``).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from aem.evidence import (
     Citation,
     Claim,
     ClaimCheck,
+    ClaimStatus,
     Grounding,
     Thresholds,
     check_claims,
@@ -42,7 +48,7 @@ from aem.judges.base import JudgeConfigError
 from aem.metrics import judged
 from aem.metrics.applies import REQUIRES_CONTEXT, gets_groundedness, requires_context
 from aem.metrics.base import BaseMetric, CaseFieldError, MetricContext, MetricSettings, result
-from aem.model import Evidence, MetricResult, Outcome, Turn
+from aem.model import Evidence, MetricResult, Outcome, Turn, UnverifiedClaim
 
 NAME = "groundedness"
 JUDGE_CHECK = "groundedness"
@@ -119,7 +125,9 @@ class Groundedness(BaseMetric[GroundednessSettings]):
         claims = split_claims(text)
         if not claims:
             return result(NAME, turn, Outcome.SKIP, "the answer states no checkable claim")
-        if grounding.empty and not requires_context(context, self.settings.requires_context):
+        if grounding.empty and requires_context(context, self.settings.requires_context):
+            return _no_context(turn)
+        if grounding.empty:
             return result(
                 NAME,
                 turn,
@@ -158,6 +166,9 @@ class Groundedness(BaseMetric[GroundednessSettings]):
         claims: list[Claim],
         cited: bool,
     ) -> MetricResult:
+        """Fail on proof only: a contradicted claim or an unsupported value; else the
+        missing citation; else ``unverified`` when some claim no passage paraphrases
+        (nothing wrong found, nothing confirmed); else pass."""
         thresholds = Thresholds(
             self.settings.similarity_threshold,
             self.settings.overlap_threshold,
@@ -166,13 +177,18 @@ class Groundedness(BaseMetric[GroundednessSettings]):
         checks = check_claims(
             [c.text for c in claims], grounding, context.comparator, thresholds, turn.text
         )
-        unsupported = [c for c in checks if not c.supported]
-        score = 1 - len(unsupported) / len(checks)
+        wrong = [c for c in checks if c.proven_wrong]
+        doubts = [_unverified_claim(c) for c in checks if c.status is ClaimStatus.UNVERIFIED]
+        score = sum(c.supported for c in checks) / len(checks)
         threshold = self.settings.similarity_threshold
-        if unsupported:
-            return _unsupported(turn, unsupported, len(checks), score, threshold)
+        if wrong:
+            return _unsupported(turn, wrong, len(checks), score, threshold, doubts)
         if not cited and self._needs_citation(grounding):
-            return _uncited(turn, grounding, f"{len(checks)} claim(s) supported, but ")
+            supported = f"{len(checks) - len(doubts)} claim(s) supported, but "
+            found = _uncited(turn, grounding, supported)
+            return found.model_copy(update={"unverified": doubts})
+        if doubts:
+            return _undecided(turn, doubts, len(checks), score, threshold)
         lowest = min(checks, key=lambda c: c.similarity)
         return result(
             NAME,
@@ -207,27 +223,107 @@ class Groundedness(BaseMetric[GroundednessSettings]):
 
 
 def _uncited(turn: Turn, grounding: Grounding, supported: str = "") -> MetricResult:
+    """The structural fail of an answer citing nothing where a citation is due."""
     return result(
         NAME,
         turn,
         Outcome.FAIL,
         f"no [N] citation: {supported}no source is cited ({_count(grounding)})",
         score=0.0,
+        evidence=[
+            Evidence(
+                span_id=turn.span_ids[0],
+                field="citation",
+                expected=f"a [N] citation of one of the {len(grounding.sources)} source(s)",
+                detail=f"the answer cites no source; {_count(grounding)}",
+            )
+        ],
+    )
+
+
+def _no_context(turn: Turn) -> MetricResult:
+    """The structural fail of an answer the case requires to rest on a retrieval or a
+    tool result, given with neither before it."""
+    return result(
+        NAME,
+        turn,
+        Outcome.FAIL,
+        "no retrieval and no tool result before this answer, and the case requires context "
+        "(requires_context)",
+        score=0.0,
+        evidence=[
+            Evidence(
+                span_id=turn.span_ids[0],
+                field="requires_context",
+                expected="a retrieval or a tool result before the answer",
+                actual="none",
+                detail="the answer rests on nothing the agent found",
+            )
+        ],
+    )
+
+
+def _unverified_claim(check: ClaimCheck) -> UnverifiedClaim:
+    passage = check.passage
+    return UnverifiedClaim(
+        claim=check.claim,
+        closest=passage.text if passage else None,
+        source=passage.source if passage else None,
+        score=round(check.similarity, 4),
+    )
+
+
+def _undecided(
+    turn: Turn, doubts: list[UnverifiedClaim], total: int, score: float, threshold: float
+) -> MetricResult:
+    """``unverified``: nothing proven wrong, but claims no passage paraphrases — what a
+    judge (``metrics.groundedness.judge``) would decide; never a root cause."""
+    first = doubts[0]
+    closest = f"; closest passage ({first.source}): {first.closest!r}" if first.closest else ""
+    return result(
+        NAME,
+        turn,
+        Outcome.UNVERIFIED,
+        f"{len(doubts)} of {total} claim(s) unverified: no passage says them and nothing in "
+        f"them contradicts the context; a judge (metrics.groundedness.judge) would decide "
+        f"them — first: {first.claim!r}{closest}",
+        score=score,
+        threshold=threshold,
+        unverified=doubts,
+    )
+
+
+def _proof(turn: Turn, check: ClaimCheck) -> Evidence:
+    """What a reviewer checks: the stated value (or the claim) and the closest candidate
+    in the context (or the passage it contradicts)."""
+    source = check.passage.source if check.passage else "-"
+    return Evidence(
+        span_id=turn.span_ids[0],
+        field=str(check.status),
+        actual=check.stated or check.claim,
+        expected=check.closest,
+        detail=f"{check.why} — claim {check.claim!r}; passage from {source}, "
+        f"score {check.similarity:.2f}",
     )
 
 
 def _unsupported(
-    turn: Turn, unsupported: list[ClaimCheck], total: int, score: float, threshold: float
+    turn: Turn,
+    wrong: list[ClaimCheck],
+    total: int,
+    score: float,
+    threshold: float,
+    doubts: list[UnverifiedClaim],
 ) -> MetricResult:
-    """The failed verdict quoting the first unsupported claim and its closest passage."""
-    first = unsupported[0]
+    """The failed verdict quoting the first claim proven wrong and its closest passage."""
+    first = wrong[0]
     passage = first.passage
     closest = (
         f"; closest passage ({passage.source}, score {first.similarity:.2f}): {passage.text!r}"
         if passage
         else ""
     )
-    more = f" ({len(unsupported)} of {total} claims unsupported)" if len(unsupported) > 1 else ""
+    more = f" ({len(wrong)} of {total} claims unsupported)" if len(wrong) > 1 else ""
     return result(
         NAME,
         turn,
@@ -235,14 +331,6 @@ def _unsupported(
         f"unsupported claim {first.claim!r}: {first.why}{closest}{more}",
         score=score,
         threshold=threshold,
-        evidence=[
-            Evidence(
-                span_id=turn.span_ids[0],
-                field="claim",
-                actual=c.claim,
-                expected=c.passage.text if c.passage else None,
-                detail=f"{c.why}; score {c.similarity:.2f}",
-            )
-            for c in unsupported[:5]
-        ],
+        evidence=[_proof(turn, c) for c in wrong[:10]],
+        unverified=doubts,
     )

@@ -9,7 +9,13 @@ from rich.table import Table
 
 from aem.model import GateResult, Outcome
 
-_STYLE = {Outcome.PASS: "green", Outcome.FAIL: "red", Outcome.ERROR: "yellow", Outcome.SKIP: "dim"}
+_STYLE = {
+    Outcome.PASS: "green",
+    Outcome.FAIL: "red",
+    Outcome.ERROR: "yellow",
+    Outcome.SKIP: "dim",
+    Outcome.UNVERIFIED: "cyan",
+}
 _EXPLANATION_CHARS = 160
 
 
@@ -24,6 +30,8 @@ def gate_line(gate: GateResult) -> str:
     notes = [f"{gate.cases_passed} of {gate.total} cases passed"]
     if gate.errors:
         notes.append(f"{gate.errors} judge error(s) excluded")
+    if gate.unverified:
+        notes.append(f"{gate.unverified} unverified excluded")
     if gate.skipped:
         notes.append(f"{gate.skipped} skipped")
     return f"{head} ({'; '.join(notes)})"

@@ -53,7 +53,9 @@ _SCRIPT_UNSAFE = {
     "\u2028".encode(): b"\\u2028",
     "\u2029".encode(): b"\\u2029",
 }
-_OUTCOMES = tuple(o.value for o in Outcome)
+# The bar's order: verdicts first, then what decided nothing (unverified beside fail: both
+# are what a reviewer reads).
+_OUTCOMES = ("pass", "fail", "unverified", "skip", "error")
 # Bars shown before "show all": the top of a long ranking is what a reader acts on.
 RANKING_SHOWN = 25
 
@@ -106,7 +108,8 @@ class MetricRow:
 
 
 def metric_rows(report: AuditReport) -> list[MetricRow]:
-    """Per metric: pass / fail / skip / error counts over every turn, metrics by name."""
+    """Per metric: pass / fail / unverified / skip / error counts over every turn, metrics
+    by name."""
     counts: Counter[tuple[str, str]] = Counter(
         (result.name, str(result.outcome))
         for session in report.sessions

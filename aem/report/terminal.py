@@ -188,6 +188,23 @@ def category_line(report: AuditReport) -> Text | None:
     )
 
 
+def unverified_lines(report: AuditReport) -> list[Text]:
+    """``12 claims unverified (no judge configured: set metrics.groundedness.judge)``, one
+    line per metric that left claims undecided: no fail, no root cause, but a reader must
+    know how much nobody confirmed."""
+    counts: dict[str, int] = {}
+    for session in report.sessions:
+        for turn in session.turns:
+            for metric in turn.metrics:
+                if metric.unverified:
+                    counts[metric.name] = counts.get(metric.name, 0) + len(metric.unverified)
+    return [
+        Text(f"{plural(count, 'claim')} unverified", style="cyan")
+        + safe(f" by {name} (no judge configured: set metrics.{name}.judge)")
+        for name, count in sorted(counts.items())
+    ]
+
+
 def render(report: AuditReport, console: Console, *, sessions: bool = True) -> None:
     if sessions:
         _sessions(report, console)
@@ -205,6 +222,8 @@ def render(report: AuditReport, console: Console, *, sessions: bool = True) -> N
         f"a root cause, {plural(report.spans_read, 'span')} read"
         + (f", {unchecked} turns not checked" if unchecked else "")
     )
+    for line in unverified_lines(report):
+        console.print(line)
     if report.sessions and not any(s.case_found for s in report.sessions):
         console.print(
             "[yellow]no case matched any session[/]: checks that need a case (expected "

@@ -280,7 +280,16 @@
     block.appendChild(el("div", "mhead", el("b", null, metric.name), " ", el("span", "out out-" + metric.outcome, metric.outcome), score + threshold));
     block.appendChild(el("p", "explanation", metric.explanation || ""));
     if ((metric.evidence || []).length) block.appendChild(evidenceTable(metric.evidence));
+    if ((metric.unverified || []).length) block.appendChild(unverifiedList(metric.unverified));
     return block;
+  }
+  // Claims nothing proved wrong and nothing confirmed, each with its closest passage.
+  function unverifiedList(claims) {
+    const items = claims.map((c) => el("li", null, el("span", "claim", text(c.claim)),
+      el("div", "closest", "closest passage" + (c.source ? " (" + text(c.source) + ")" : "") +
+        (c.score === null || c.score === undefined ? "" : ", score " + c.score) + ": " +
+        (c.closest === null || c.closest === undefined ? "none" : text(c.closest)))));
+    return el("div", "unverified", el("p", null, claims.length + " claim(s) unverified: no passage says them and nothing in them is wrong"), el("ul", null, ...items));
   }
   function turnDetail(session, turnId) {
     const turn = (session.turns || []).find((t) => t.turn_id === turnId);
