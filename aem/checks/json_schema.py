@@ -74,7 +74,9 @@ class JsonSchemaCheck(BaseCheck[NoSettings]):
             return
         value, problem = read_json_only(answer.text or "")
         if problem is not None:
-            yield result(JSON_SCHEMA, answer, Outcome.FAIL, f"not only JSON: {problem}", score=0.0)
+            proof = Evidence(span_id=next(iter(answer.span_ids), None), detail=problem)
+            why = f"not only JSON: {problem}"
+            yield result(JSON_SCHEMA, answer, Outcome.FAIL, why, score=0.0, evidence=[proof])
             return
         try:
             error = first_violation(context.case.json_schema, value)

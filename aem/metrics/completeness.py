@@ -20,7 +20,7 @@ from aem.compare.extract import extract_values
 from aem.compare.settings import CompareSettings
 from aem.evidence import SeenValues
 from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
-from aem.model import Evidence, MetricResult, Outcome
+from aem.model import Evidence, MetricResult, Outcome, Turn
 from aem.vocabulary import FUNCTION_WORDS_EN
 
 NAME = "correctness.completeness"
@@ -89,9 +89,7 @@ class Completeness(BaseMetric[CompletenessSettings]):
         said = "\n".join(t.text or "" for t in answers)
         sentences = [s.strip() for s in _SENTENCE.split(said) if s.strip()]
         if not sentences:
-            yield result(
-                NAME, final, Outcome.FAIL, "the answer is empty", score=0.0, threshold=threshold
-            )
+            yield _empty(final, said, len(key_points), threshold)
             return
         covered, missing = _coverage(context, key_points, said, sentences, threshold)
         score = len(covered) / len(key_points)
@@ -126,6 +124,27 @@ class Completeness(BaseMetric[CompletenessSettings]):
 
 
 Coverage = list[tuple[str, int, float]]  # (key point, best sentence index, similarity)
+
+
+def _empty(final: Turn, said: str, points: int, threshold: float) -> MetricResult:
+    """The fail of an answer that says nothing: the empty text is the proof."""
+    return result(
+        NAME,
+        final,
+        Outcome.FAIL,
+        "the answer is empty",
+        score=0.0,
+        threshold=threshold,
+        evidence=[
+            Evidence(
+                span_id=final.span_ids[0],
+                field="text",
+                expected=f"an answer covering {points} key point(s)",
+                actual=said,
+                detail="the agent told the user nothing",
+            )
+        ],
+    )
 
 
 def _coverage(

@@ -166,6 +166,15 @@ class Refusal(BaseMetric[RefusalSettings]):
                 f"to a refusal: {best[0]!r}, score {best[1]:.2f})",
                 score=best[1],
                 threshold=threshold,
+                evidence=[
+                    Evidence(
+                        span_id=span,
+                        field="text",
+                        expected="a sentence declining the out-of-scope question",
+                        actual=turn.text,
+                        detail=f"closest to a refusal: {best[0]!r}, score {best[1]:.2f}",
+                    )
+                ],
             )
         declined = {s for s, _ in declining}
         rest = [s for s in sentences if s not in declined and not offers_help(s) and is_claim(s)]

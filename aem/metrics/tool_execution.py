@@ -82,7 +82,12 @@ class ToolExecution(BaseMetric[ToolExecutionSettings]):
                     f"tool {call.name} returned an empty result where the case expects data",
                     score=0.0,
                     evidence=[
-                        Evidence(span_id=turn.span_ids[0], field="result", actual=call.result)
+                        Evidence(
+                            span_id=turn.span_ids[0],
+                            field="result",
+                            actual=call.result,
+                            expected="a non-empty result (the case's expect_data)",
+                        )
                     ],
                 )
             else:
