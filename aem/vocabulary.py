@@ -119,6 +119,42 @@ NEGATIONS = frozenset(
 # --- numbers -----------------------------------------------------------------------------
 # Magnitude words after a number ("3 million"), in the order the number pattern tries them.
 MAGNITUDE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
+
+# Number words a count or an amount is written in ("three options", "три варианта"): the
+# value extractor reads them as numbers, so "two articles" is the count 2 whether it is
+# written in digits or not. Russian keeps the nominative and the genitive forms a count
+# takes ("два варианта", "двух статей").
+NUMBER_WORDS_EN = {
+    **{"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7},
+    **{"eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13},
+    **{"fourteen": 14},
+    **{"fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19},
+    **{"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70},
+    **{"eighty": 80, "ninety": 90, "hundred": 100, "dozen": 12},
+}
+NUMBER_WORDS_RU = {
+    **dict.fromkeys(("один", "одна", "одно", "одного", "одной"), 1),
+    **dict.fromkeys(("два", "две", "двух"), 2),
+    **dict.fromkeys(("три", "трёх", "трех"), 3),
+    **dict.fromkeys(("четыре", "четырёх", "четырех"), 4),
+    **dict.fromkeys(("пять", "пяти"), 5),
+    **dict.fromkeys(("шесть", "шести"), 6),
+    **dict.fromkeys(("семь", "семи"), 7),
+    **dict.fromkeys(("восемь", "восьми"), 8),
+    **dict.fromkeys(("девять", "девяти"), 9),
+    **dict.fromkeys(("десять", "десяти"), 10),
+    **{"одиннадцать": 11, "двенадцать": 12, "тринадцать": 13, "четырнадцать": 14},
+    **{"пятнадцать": 15, "шестнадцать": 16, "семнадцать": 17, "восемнадцать": 18},
+    **{"девятнадцать": 19, "двадцать": 20, "тридцать": 30, "сорок": 40, "пятьдесят": 50},
+    **{"сто": 100, "дюжина": 12, "дюжины": 12},
+}
+NUMBER_WORDS = {**NUMBER_WORDS_EN, **NUMBER_WORDS_RU}
+# What the documents of a retrieval are called when an answer counts them ("two
+# articles", "3 sources", "две статьи"): the beginnings of the words.
+DOCUMENT_NOUNS = (
+    *("articl", "document", "source", "result", "passage", "page", "paper", "post", "record"),
+    *("entr", "item", "стат", "докум", "источник", "материал", "запис", "результат"),
+)
 CURRENCY_CODES = ("USD", "EUR", "GBP", "JPY", "RUB", "INR", "CHF", "CNY", "CAD", "AUD")
 
 # --- refusals ----------------------------------------------------------------------------

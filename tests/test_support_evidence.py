@@ -132,6 +132,8 @@ def test_a_balance_from_the_turns_own_amounts_and_a_count_it_states() -> None:
     verdict = _last(
         make_tool_call("get_policy", {}, result={"compensation_per_passenger": "$50"}),
         make_turn("answer", text="For 3 passengers the total compensation is $150."),
+        # "3 passengers" counts something, so it is checked: the user said it
+        user_inputs=["We were 3 passengers on that flight."],
     )
     assert verdict.outcome == "pass" and "3 × $50" in verdict.explanation
 

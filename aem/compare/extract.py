@@ -15,7 +15,7 @@ from typing import Literal
 from aem.compare.clock import find_days, find_times
 from aem.compare.dates import find_dates
 from aem.compare.ids import find_ids
-from aem.compare.numbers import find_numbers
+from aem.compare.numbers import find_number_words, find_numbers
 from aem.compare.settings import CompareSettings
 from aem.compare.textkinds import is_code_text, non_factual_regions
 from aem.sessioncache import Slot, active_cache, session_cache
@@ -43,7 +43,9 @@ class StatedValue:
 
 # A text with the settings that change how it reads → its values, in the session cache
 # while a :func:`values_memoised` block runs.
-_VALUES: Slot[dict[tuple[str, bool, str, bool], tuple[StatedValue, ...]]] = Slot("stated values")
+_VALUES: Slot[dict[tuple[str, bool, str, bool, bool], tuple[StatedValue, ...]]] = Slot(
+    "stated values"
+)
 
 
 # Within a ``values_memoised()`` block (also a decorator) each text's values are
@@ -55,9 +57,12 @@ _VALUES: Slot[dict[tuple[str, bool, str, bool], tuple[StatedValue, ...]]] = Slot
 values_memoised = session_cache
 
 
-def extract_values(text: str, settings: CompareSettings | None = None) -> list[StatedValue]:
+def extract_values(
+    text: str, settings: CompareSettings | None = None, *, words: bool = False
+) -> list[StatedValue]:
     """Numbers (with unit/currency), dates/periods, times of day, days without a year
-    and ids in ``text``, in text order.
+    and ids in ``text``, in text order; with ``words``, numbers written as words too
+    (``three options``: what value support reads, on both sides of the comparison).
 
     Overlaps resolve to the longest reading at a position (``2026-03-01`` is a date, not
     three numbers; ``ORD-42`` is an id, not -42).
@@ -68,7 +73,7 @@ def extract_values(text: str, settings: CompareSettings | None = None) -> list[S
     settings = settings or CompareSettings()
     cache = active_cache()
     if cache is None:
-        return _extract_values(text, settings)
+        return _extract_values(text, settings, words)
     memo = cache.table(_VALUES)
     # Every setting the extractors read (dates, numbers, ids) is in the key.
     key = (
@@ -76,14 +81,15 @@ def extract_values(text: str, settings: CompareSettings | None = None) -> list[S
         settings.slash_dates_day_first,
         settings.ambiguous_comma,
         settings.id_ignore_leading_zeros,
+        words,
     )
     found = memo.get(key)
     if found is None:
-        found = memo[key] = tuple(_extract_values(text, settings))
+        found = memo[key] = tuple(_extract_values(text, settings, words))
     return list(found)
 
 
-def _extract_values(text: str, settings: CompareSettings) -> list[StatedValue]:
+def _extract_values(text: str, settings: CompareSettings, words: bool) -> list[StatedValue]:
     candidates: list[tuple[int, int, int, StatedValue]] = []  # start, -length, priority
     for span, start, end in find_dates(text, day_first=settings.slash_dates_day_first):
         kind: StatedKind = "period" if span.is_period else "date"
@@ -100,6 +106,10 @@ def _extract_values(text: str, settings: CompareSettings) -> list[StatedValue]:
     for number, start, end in find_numbers(text, settings.ambiguous_comma):
         found = StatedValue("number", text[start:end], number.value, start, end, number.unit)
         candidates.append((start, start - end, 1, found))
+    if words:
+        for number_value, start, end in find_number_words(text):
+            found = StatedValue("number", text[start:end], number_value, start, end)
+            candidates.append((start, start - end, 1, found))
     for raw, canonical, start, end in find_ids(text, settings):
         candidates.append((start, start - end, 2, StatedValue("id", raw, canonical, start, end)))
     candidates.sort(key=lambda c: c[:3])
@@ -112,8 +122,9 @@ def _extract_values(text: str, settings: CompareSettings) -> list[StatedValue]:
 
 
 def extract_claims(text: str, settings: CompareSettings | None = None) -> list[StatedValue]:
-    """The values ``text`` *states*: those outside code, diffs, traces, logs, URLs, paths,
-    versions and model names (:mod:`aem.compare.textkinds`).
+    """The values ``text`` *states*, numbers written as words included: those outside
+    code, diffs, traces, logs, URLs, paths, versions and model names
+    (:mod:`aem.compare.textkinds`).
 
     Why apart from :func:`extract_values`: evidence keeps every value (a tool result's
     URL may hold the id an agent repeats), a claim does not (``num_clients = 4`` in a
@@ -124,7 +135,7 @@ def extract_claims(text: str, settings: CompareSettings | None = None) -> list[S
     """
     if is_code_text(text):
         return []  # a code-writing turn: even ``total = 150`` there defines, not states
-    values = extract_values(text, settings)
+    values = extract_values(text, settings, words=True)
     merged: list[list[int]] = []
     for region in non_factual_regions(text):  # sorted by start: merge into disjoint spans
         if merged and region.start <= merged[-1][1]:

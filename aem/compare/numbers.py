@@ -13,7 +13,7 @@ from typing import Literal
 
 from aem.compare.result import Comparison
 from aem.compare.settings import CompareSettings
-from aem.vocabulary import CURRENCY_CODES, MAGNITUDE_WORDS
+from aem.vocabulary import CURRENCY_CODES, MAGNITUDE_WORDS, NUMBER_WORDS
 
 CURRENCY_SYMBOLS = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₽": "RUB", "₹": "INR"}
 _MAGNITUDES = {
@@ -89,7 +89,9 @@ _WHOLE = re.compile(
 )
 _UNIT_WORDS = "|".join(sorted((re.escape(u) for u in KNOWN_UNITS if u != "%"), key=len))
 _IN_TEXT = re.compile(
-    rf"(?<![\w.,\-/#:]){_PREFIX}{_BODY}"
+    # A hyphen before a number joins it to a word (``ORD-42``) unless a number precedes
+    # it: the second end of a range (``3-5 days``) is a number as ``3–5`` and ``3 to 5``'s is.
+    rf"(?<![\w.,/#:])(?<!(?<![\d\s])-){_PREFIX}{_BODY}"
     rf"(?:\s?(?P<post>%|[{_CUR_SYM}]|(?-i:{_CODES})(?![^\W\d_])|(?:{_UNIT_WORDS})(?![^\W\d_])))?"
     r"(?![\w]|[.,]\d)",
     re.VERBOSE,
@@ -193,6 +195,28 @@ def find_numbers(
         if parsed is not None:
             found.append((parsed, m.start(), m.end()))
     return found
+
+
+_NUMBER_WORD = re.compile(
+    r"(?<![\w-])(?:" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + r")(?![\w-])",
+    re.IGNORECASE,
+)
+
+
+def find_number_words(text: str) -> list[tuple[float, int, int]]:
+    """Numbers written as words (``three``, ``dozen``, ``три``) with their spans.
+
+    Why: "two articles" states the count 2 as plainly as "2 articles" does, and a count
+    is checked against what the turn saw however it is spelt.
+
+    >>> text = "Три варианта and two more"
+    >>> [(value, text[start:end]) for value, start, end in find_number_words(text)]
+    [(3.0, 'Три'), (2.0, 'two')]
+    """
+    return [
+        (float(NUMBER_WORDS[m.group(0).lower()]), m.start(), m.end())
+        for m in _NUMBER_WORD.finditer(text)
+    ]
 
 
 def compare_numbers(

@@ -30,7 +30,14 @@ from aem.evidence.queries import (
 )
 from aem.evidence.recovery import recovered_by
 from aem.evidence.refusal_cues import EXEMPLARS, cyrillic, has_cue, offers_help
-from aem.evidence.support import SeenValues, derive, is_distinctive
+from aem.evidence.support import (
+    SeenValues,
+    SupportStatus,
+    ValueSupport,
+    derive,
+    is_distinctive,
+    support_value,
+)
 
 __all__ = [
     "EXEMPLARS",
@@ -44,7 +51,9 @@ __all__ = [
     "SeenValues",
     "SessionMatch",
     "Source",
+    "SupportStatus",
     "Thresholds",
+    "ValueSupport",
     "answers_to_user",
     "build_grounding",
     "check_claims",
@@ -66,6 +75,7 @@ __all__ = [
     "session_gathered",
     "split_claims",
     "strip_citations",
+    "support_value",
     "task_texts",
     "tool_turns",
     "unrecovered_failures",

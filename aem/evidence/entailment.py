@@ -25,7 +25,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import date, timedelta
 from enum import StrEnum
 from functools import lru_cache
 
@@ -37,11 +36,10 @@ from aem.compare.settings import CompareSettings
 from aem.evidence.claimed_success import reports_done
 from aem.evidence.claims import words
 from aem.evidence.grounding import Grounding, Passage
-from aem.evidence.support import SeenValues, day_range, derive
+from aem.evidence.support import ValueSupport, support_value
 from aem.vocabulary import (
     MONTH_ABBREVIATIONS_EN,
     MONTHS_EN,
-    MONTHS_RU_GENITIVE,
     NEGATIONS,
     STOP_WORDS,
     WEEKDAYS_EN,
@@ -73,13 +71,6 @@ _RESTRICTING = (
 # "per dollar" and "every dollar" say the same: a restricting word the passage says
 # in other words is not added.
 _EVERY = frozenset({"every", "each", "per", "all", "any", "каждый", "каждого", "каждые"})
-_YEAR = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")
-_DIGITS = re.compile(r"\d+")
-_LONG_DIGITS = 7
-_COUNT = re.compile(
-    r"^(\d+)[-\s]?(hours?|days?|weeks?|months?|years?|minutes?|nights?|дн\w*|час\w*)$",
-    re.IGNORECASE,
-)
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b(?:[A-ZА-ЯЁ][a-zа-яё]+|[A-ZА-ЯЁ]{2,})\b")
 
 
@@ -179,45 +170,9 @@ class Thresholds:
 def value_supported(
     value: StatedValue, grounding: Grounding, settings: CompareSettings, slack: int = 0
 ) -> bool:
-    """``value`` is in the context. Stricter than truthfulness's support on two points: a
-    date that states its year must match the year (no "March 1" from another year), and
-    a long digit run (a tracking number) must match digit for digit, not within a
-    relative tolerance."""
-    seen = grounding.values
-    if value.kind in ("date", "period"):
-        if _YEAR.search(value.raw):
-            first, last = day_range(value)
-            gap = timedelta(days=slack)
-            if any(s - gap <= last and first <= e + gap for s, e, _ in seen.dates):
-                return True
-            return first == last and _day_without_year(first, seen)
-    elif value.kind == "id" and (count := _COUNT.match(value.raw.strip())):
-        # "24-hour" is "24 hours" said as an adjective: the count with its unit word.
-        number, unit = count.group(1), count.group(2).lower()[:3]
-        return re.search(rf"(?<!\d){number}\s*-?\s*{unit}", seen.text) is not None
-    elif value.kind == "number":
-        digits = "".join(_DIGITS.findall(value.raw))
-        if len(digits) >= _LONG_DIGITS and float(value.value).is_integer():  # type: ignore[arg-type]
-            return re.search(rf"(?<!\d){digits}(?!\d)", seen.text) is not None
-    return seen.supports(value, settings, date_slack_days=slack)
-
-
-def _day_without_year(day: date, seen: SeenValues) -> bool:
-    """The context names this day and month without a year ("on 12 June", "12 июня",
-    "12.06") and no dated mention of the same day in another year: the year was inferred,
-    not changed."""
-    if any(
-        s.month == day.month and s.day == day.day and s.year != day.year for s, _, _ in seen.dates
-    ):
-        return False
-    en, ru = MONTHS_EN[day.month - 1], MONTHS_RU_GENITIVE[day.month - 1]
-    forms = (
-        rf"\b{day.day}(?:st|nd|rd|th)? (?:of )?(?:{en}|{en[:3]})\b",
-        rf"\b(?:{en}|{en[:3]}) {day.day}(?:st|nd|rd|th)?\b",
-        rf"(?<!\d){day.day} {ru}",
-        rf"(?<![\d.]){day.day:02d}\.{day.month:02d}(?![\d]|\.\d)",
-    )
-    return any(re.search(form, seen.text) for form in forms)
+    """``value`` is in the context, or not worth checking: the one value-support rule
+    (:func:`aem.evidence.support.support_value`) without a claim's words to derive from."""
+    return not support_value(value, grounding.values, settings, date_slack_days=slack).fails
 
 
 @dataclass(frozen=True)
@@ -234,17 +189,26 @@ class Answer:
         return cls(text, extract_claims(text, settings))
 
 
-def _derived(
-    value: StatedValue, claim: str, grounding: Grounding, settings: CompareSettings, answer: Answer
-) -> bool:
-    """Whether ``value`` (stated in ``claim``) is an aggregate of values of its kind, read
-    in the whole answer when the claim can be found in it."""
+def claim_value_support(
+    value: StatedValue,
+    claim: str,
+    grounding: Grounding,
+    settings: CompareSettings,
+    answer: Answer,
+    slack: int = 0,
+) -> ValueSupport:
+    """The one rule's verdict on ``value`` (stated in ``claim``), read in the whole
+    answer when the claim can be found in it — so a total may sum amounts the answer
+    listed in earlier sentences, and a count see the noun after it."""
     offset = answer.text.find(claim)
     if offset < 0:
-        own = extract_claims(claim, settings)
-        return derive(value, claim, own, grounding.values, settings) is not None
-    moved = replace(value, start=value.start + offset, end=value.end + offset)
-    return derive(moved, answer.text, answer.values, grounding.values, settings) is not None
+        text, own, moved = claim, extract_claims(claim, settings), value
+    else:
+        text, own = answer.text, answer.values
+        moved = replace(value, start=value.start + offset, end=value.end + offset)
+    return support_value(
+        moved, grounding.values, settings, text=text, own=own, date_slack_days=slack
+    )
 
 
 def _missing_value(
@@ -255,15 +219,12 @@ def _missing_value(
     slack: int,
     answer: Answer | None = None,
 ) -> StatedValue | None:
-    """The first value of ``claim`` the context neither holds nor yields as an aggregate
-    the claim says it is ("the total is $305" over the fares of one result:
-    :func:`aem.evidence.support.derive`'s strict rule)."""
-    settings = comparator.settings
+    """The first value of ``claim`` the one rule fails (contradicted or unsupported): a
+    value not worth checking (a small integer that counts nothing) is not a proof
+    either way, exactly as for ``correctness.truthfulness``."""
     answer = answer or Answer(claim, values)
     for value in values:
-        if value_supported(value, grounding, settings, slack):
-            continue
-        if not _derived(value, claim, grounding, settings, answer):
+        if claim_value_support(value, claim, grounding, comparator.settings, answer, slack).fails:
             return value
     return None
 

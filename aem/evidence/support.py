@@ -20,23 +20,39 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 from aem.compare.clock import keys_of_instant
 from aem.compare.extract import StatedValue, extract_values
 from aem.compare.numbers import parse_number
 from aem.compare.settings import CompareSettings
-from aem.vocabulary import CURRENCY_CODES, MONTHS_EN
+from aem.vocabulary import (
+    CURRENCY_CODES,
+    DOCUMENT_NOUNS,
+    MONTHS_EN,
+    MONTHS_RU_GENITIVE,
+    NUMBER_WORDS,
+    STOP_WORDS,
+)
 
 _DIGITS = re.compile(r"\d+")
-# "24-hour", "3-day", "2-year-old": a count with a unit word (an age), not an identifier.
-_COUNT_WORD = re.compile(
-    r"^\d+[-\s]?(?:hours?|days?|weeks?|months?|years?|minutes?|seconds?|nights?|hrs?|mins?)"
-    r"(?:[-\s]old)?$",
-    re.IGNORECASE,
-)
 # A digit run this long said inside an id or a word supports the same number.
 _VERBATIM_DIGITS = 4
+# A bare digit run this long is an identifier (a tracking or card number): it must be
+# said digit for digit, never "equal within a relative tolerance".
+_LONG_DIGITS = 6
+_BARE_DIGITS = re.compile(r"^\d+$")
+_YEAR = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")
+# "24-hour" is "24 hours" said as an adjective: the count with its unit word.
+_DURATION = re.compile(
+    r"^(\d+)[-\s]?(hours?|days?|weeks?|months?|years?|minutes?|nights?|дн\w*|час\w*)$",
+    re.IGNORECASE,
+)
+# What a small integer counts: a plural noun right after it, perhaps past one word
+# ("3 options", "4 free bags", "три варианта"). Without one it is list numbering, a
+# step, an hour — not a claim worth checking.
+_COUNTED_NOUN = re.compile(r"\s+(?:[a-zа-яё]+\s+)?(?P<noun>[a-z]{2,}s|[а-яё]{3,})\b", re.IGNORECASE)
+_MAX_COUNTED = 99
 
 
 def _day(value: date | datetime) -> date:
@@ -50,14 +66,47 @@ def day_range(value: StatedValue) -> tuple[date, date]:
     return _day(start), _day(end)
 
 
-def is_distinctive(value: StatedValue) -> bool:
-    """Worth checking: small bare integers (counts, list numbering, clock hours) are not."""
-    if value.kind == "id":
-        return not _COUNT_WORD.match(value.raw.strip())
-    if value.kind in ("date", "period", "time", "day"):
+def is_distinctive(value: StatedValue, text: str = "") -> bool:
+    """Worth checking — the one notion both truthfulness and groundedness use: dates,
+    ids, durations ("24-hour"), amounts with a unit, numbers of 100 and more, fractions;
+    a small bare integer only where ``text`` (the text it was read from) says what it
+    counts ("3 options": the length of a list the turn saw is a checkable fact). List
+    numbering, steps and clock hours are not."""
+    if value.kind != "number":
         return True
     number = float(value.value)  # type: ignore[arg-type]
-    return value.unit is not None or abs(number) >= 100 or not number.is_integer()
+    if value.unit is not None or abs(number) >= 100 or not number.is_integer():
+        return True
+    return counted_noun(value, text) is not None
+
+
+def counted_noun(value: StatedValue, text: str) -> str | None:
+    """The noun a small whole number counts in ``text`` ("3 options" → ``options``)."""
+    number = float(value.value)  # type: ignore[arg-type]
+    if value.kind != "number" or not number.is_integer() or not 2 <= number <= _MAX_COUNTED:
+        return None
+    if not text or text[value.start : value.end] != value.raw:
+        return None
+    found = _COUNTED_NOUN.match(text, value.end)
+    if found is None or found.group("noun").lower() in STOP_WORDS:
+        return None
+    return found.group("noun").lower()
+
+
+def said_at_boundary(raw: str, text: str) -> bool:
+    """``raw`` occurs in ``text`` as a whole token: not inside a longer word or number
+    ("4c" is not said by "14c", nor "ord-4" by "ord-42")."""
+    at = text.find(raw)
+    while at != -1:
+        end = at + len(raw)
+        before = text[at - 1] if at else " "
+        after = text[end] if end < len(text) else " "
+        if not (before.isalnum() and raw[0].isalnum()) and not (
+            after.isalnum() and raw[-1].isalnum()
+        ):
+            return True
+        at = text.find(raw, at + 1)
+    return False
 
 
 def _said_verbatim(digits: str, text: str) -> bool:
@@ -103,6 +152,9 @@ class SeenValues:
     dates: list[tuple[date, date, str]] = field(default_factory=list)
     ids: dict[str, str] = field(default_factory=dict)
     quantities: list[Quantity] = field(default_factory=list)
+    # The length of each list a result returned and the number of documents each
+    # retrieval returned, ``key`` naming the list: what a stated count may be.
+    counts: list[Quantity] = field(default_factory=list)
     text: str = ""
 
     @classmethod
@@ -119,19 +171,26 @@ class SeenValues:
         and dates, without ``quantities`` (which only derivations read) or ``text``."""
         evidence = cls()
         chunks = []
+        documents: dict[str, int] = {}
         for item in texts:
             source, text = item if isinstance(item, tuple) else ("input", item)
             if not text:
                 continue
             if keyed:
                 chunks.append(text.lower())
+                if source.endswith(" documents"):
+                    documents[source] = documents.get(source, 0) + 1
             evidence._add(text, source, settings, keyed)
+        evidence.counts.extend(
+            Quantity(float(n), f"{n} documents", None, "documents", source)
+            for source, n in documents.items()
+        )
         evidence.numbers.sort()
         evidence.text = "\n".join(chunks)
         return evidence
 
     def _add(self, text: str, source: str, settings: CompareSettings, keyed: bool) -> None:
-        for value in extract_values(text, settings):
+        for value in extract_values(text, settings, words=True):
             if value.kind == "number":
                 number = float(value.value)  # type: ignore[arg-type]
                 self.numbers.append(number)
@@ -150,6 +209,7 @@ class SeenValues:
         if text.lstrip()[:1] in ("{", "["):
             if keyed:
                 self.quantities.extend(keyed_quantities(text, source, settings))
+                self.counts.extend(list_lengths(text, source))
             for computed in arithmetic_results(text):
                 self.numbers.append(computed.value)
                 if keyed:
@@ -161,16 +221,22 @@ class SeenValues:
         """The value was seen as such (normalised; dates within the slack). A value
         derived from seen ones is :func:`derive`'s question: it needs the claim's words."""
         if value.kind == "number":
+            if _is_long_run(value):  # a tracking number: digit for digit
+                return _exact(self.numbers, value) or _digits_said(value.raw, self.text)
             return self._supports_number(float(value.value), value.raw, settings)  # type: ignore[arg-type]
         if value.kind in ("date", "period"):
             s, e = day_range(value)
             slack = timedelta(days=date_slack_days)
             if any(es - slack <= e and s <= ee + slack for es, ee, _ in self.dates):
                 return True
-            # "May 20th" in a user message states the day without a year.
-            month = MONTHS_EN[s.month - 1]
-            return s == e and any(f"{name} {s.day}" in self.text for name in (month, month[:3]))
-        if str(value.value) in self.ids or value.raw.lower() in self.text:
+            # "May 20th" in a user message states the day without a year; a date that
+            # states its year may not take it from the same day of another year.
+            return s == e and day_without_year(s, self, strict=bool(_YEAR.search(value.raw)))
+        duration = _DURATION.match(value.raw.strip()) if value.kind == "id" else None
+        if duration is not None:
+            number, unit = duration.group(1), duration.group(2).lower()[:3]
+            return re.search(rf"(?<!\d){number}\s*-?\s*{unit}", self.text) is not None
+        if str(value.value) in self.ids or said_at_boundary(value.raw.lower(), self.text):
             return True
         # "22C", "5kg": a number with a unit glued on, which the text extractor reads as
         # an id; the seen number supports it.
@@ -191,6 +257,10 @@ class SeenValues:
         digits = "".join(_DIGITS.findall(raw))
         return len(digits) >= _VERBATIM_DIGITS and _said_verbatim(digits, self.text)
 
+    def text_at_hand(self) -> str | None:
+        """The seen text, where reading it costs nothing more (see :class:`IndexedSeenValues`)."""
+        return self.text
+
     def states(self, value: StatedValue, settings: CompareSettings) -> bool:
         """The value itself was said (no derivation, no slack): for coverage checks."""
         if value.kind == "number":
@@ -198,7 +268,7 @@ class SeenValues:
         if value.kind in ("date", "period"):
             s, e = day_range(value)
             return any(es <= s and e <= ee for es, ee, _ in self.dates)
-        return str(value.value) in self.ids or value.raw.lower() in self.text
+        return str(value.value) in self.ids or said_at_boundary(value.raw.lower(), self.text)
 
     def closest(self, value: StatedValue) -> str | None:
         """The nearest evidence of the same kind, to quote in an explanation."""
@@ -212,6 +282,66 @@ class SeenValues:
             close = difflib.get_close_matches(value.raw, list(self.ids.values()), n=1, cutoff=0)
             return close[0] if close else None
         return None
+
+
+def _is_long_run(value: StatedValue) -> bool:
+    """A bare run of six or more digits (no unit, no separators, no decimals)."""
+    return (
+        value.unit is None
+        and len(value.raw) >= _LONG_DIGITS
+        and bool(_BARE_DIGITS.match(value.raw))
+    )
+
+
+def _digits_said(digits: str, text: str) -> bool:
+    """``digits`` in ``text`` with no digit either side (``certificate_7504069`` says
+    7504069; ``17504069`` does not)."""
+    return re.search(rf"(?<!\d){digits}(?!\d)", text) is not None
+
+
+def _exact(numbers: list[float], value: StatedValue) -> bool:
+    number = float(value.value)  # type: ignore[arg-type]
+    i = bisect.bisect_left(numbers, number)
+    return i < len(numbers) and numbers[i] == number
+
+
+def day_without_year(day: date, seen: SeenValues, *, strict: bool = True) -> bool:
+    """The context names this day and month without a year ("on 12 June", "12 июня",
+    "12.06") and — ``strict``, for a stated date with a year — no dated mention of the
+    same day in another year: the year was inferred, not changed."""
+    if strict and any(
+        s.month == day.month and s.day == day.day and s.year != day.year for s, _, _ in seen.dates
+    ):
+        return False
+    en, ru = MONTHS_EN[day.month - 1], MONTHS_RU_GENITIVE[day.month - 1]
+    forms = (
+        rf"\b{day.day}(?:st|nd|rd|th)? (?:of )?(?:{en}|{en[:3]})\b",
+        rf"\b(?:{en}|{en[:3]}) {day.day}(?:st|nd|rd|th)?\b",
+        rf"(?<!\d){day.day} {ru}",
+        rf"(?<![\d.]){day.day:02d}\.{day.month:02d}(?![\d]|\.\d)",
+    )
+    return any(re.search(form, seen.text) for form in forms)
+
+
+def list_lengths(text: str, source: str) -> list[Quantity]:
+    """The length of every list of two or more items in a JSON text, keyed by the path
+    it sits under (``flights``, ``reservation.passengers``; ``None`` for a top-level list):
+    the counts a stated "3 options" may be."""
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return []
+    found: list[Quantity] = []
+    stack: list[tuple[Any, str | None]] = [(parsed, None)]
+    while stack:
+        item, key = stack.pop()
+        if isinstance(item, dict):
+            stack.extend((v, f"{key}.{k}" if key else str(k)) for k, v in item.items())
+        elif isinstance(item, list):
+            if len(item) >= 2:
+                found.append(Quantity(float(len(item)), f"{len(item)} items", None, key, source))
+            stack.extend((v, key) for v in item)
+    return found
 
 
 _ARITHMETIC = re.compile(r"^[\d\s.+\-*/()]+$")
@@ -458,43 +588,210 @@ def derive(
     seen: SeenValues,
     settings: CompareSettings,
 ) -> str | None:
-    """How the number ``claim`` (stated in ``text``) is an aggregate of values of its
-    kind, quoted for the explanation (``$295 = $105 + $190 from its own text (total)``).
+    """How the number ``claim`` (stated in ``text``) is produced by the records or the
+    answer, quoted for the explanation (``$295 = $105 + $190 from its own text (total)``).
 
     Why so strict: with a handful of numbers in view, some sum or multiple of them equals
-    almost any wrong value. Operands are values of one kind — the claim's unit (the
-    turn's own text and what it saw), or one amount-like column of one result; the claim
-    must read as the aggregate (a total sums, a balance subtracts, "per" divides); a
-    count scales only where the turn states what it counts.
+    almost any wrong value. Only structures count: a count is the length of one list a
+    result returned (or the documents of one retrieval); a total the sum of one column
+    of one list, or of the amounts the answer lists right before or after it; a remainder
+    a difference of the answer's own amounts (or of a held amount less one it states); a
+    product a count the answer states times a per-unit value — and the claim must read
+    as the aggregate (a total sums, a balance subtracts, "per" divides).
     """
     if claim.kind != "number":
         return None
     number = float(claim.value)  # type: ignore[arg-type]
     tolerance = max(settings.number_abs_tol, settings.number_rel_tol * abs(number))
+    own_values = [v for v in own if v.kind == "number" and v.start != claim.start]
+    noun = counted_noun(claim, text)
+    if noun is not None:
+        how = _list_count(number, noun, seen) or _per_unit_product(number, text, own_values, seen)
+        if how is not None:
+            return f"{claim.raw} = {how} (count)"
     written = _equation(text, claim.start, number, tolerance, settings)
     if written is not None:
         return f"{claim.raw} = {written} (written out)" if written else None
     cue = aggregate_cue(text, claim.start, claim.end)
     if cue is None:
         return None
-    own_values = [v for v in own if v.kind == "number" and v.start != claim.start]
+    how = _aggregate(claim, number, tolerance, text, own_values, seen, cue)
+    return f"{claim.raw} = {how} ({cue.word})" if how else None
+
+
+def _aggregate(
+    claim: StatedValue,
+    number: float,
+    tolerance: float,
+    text: str,
+    own_values: list[StatedValue],
+    seen: SeenValues,
+    cue: Cue,
+) -> str | None:
+    """A total, remainder or product the cue allows, of operands of the claim's kind."""
     pools: dict[str, list[Quantity]] = {}
     for value in own_values:
         if value.unit == claim.unit:
             amount = float(value.value)  # type: ignore[arg-type]
             group = "own" if claim.unit is None else "unit"
-            pools.setdefault(group, []).append(Quantity(amount, value.raw, value.unit, None, _OWN))
+            pools.setdefault(group, []).append(
+                Quantity(amount, value.raw, value.unit, f"@{value.start}", _OWN)
+            )
     for quantity in seen.quantities:
         kind = _group(quantity, claim.unit)
         if kind is not None:
             pools.setdefault(kind, []).append(quantity)
-    pools = {group: _named_rows(pool, text) for group, pool in pools.items()}
-    how = _pair(number, tolerance, pools, cue.operations)
-    if how is None and claim.unit is not None and _WHAT_REMAINS.search(cue.word):
+    remains = bool(_WHAT_REMAINS.search(cue.word))
+    how = None
+    if "+" in cue.operations:
+        how = (
+            _listed_total(number, tolerance, claim.start, pools)
+            or _labelled_total(number, tolerance, text, pools)
+            or _column_total(number, tolerance, text, pools)
+        )
+    if how is None and "-" in cue.operations:
+        how = _difference(number, tolerance, pools)
+    if how is None and claim.unit is not None and remains:
         how = _balance(number, tolerance, pools)
     if how is None and claim.unit is not None:
         how = _scaled(number, tolerance, _counts(text, own_values), pools, cue.operations)
-    return f"{claim.raw} = {how} ({cue.word})" if how else None
+    return how
+
+
+def _position(quantity: Quantity) -> int:
+    return int(quantity.key[1:]) if quantity.key and quantity.key.startswith("@") else -1
+
+
+def _listed_total(
+    number: float, tolerance: float, at: int, pools: dict[str, list[Quantity]]
+) -> str | None:
+    """The sum of two or more amounts the answer lists in the claim's unit right before
+    it ("$177 … $146 … $180 … total $503") or right after it ("total $503: $177, …")."""
+    for group in ("unit", "own"):
+        listed = sorted((q for q in pools.get(group, []) if q.source == _OWN), key=_position)
+        before = [q for q in listed if _position(q) < at]
+        after = [q for q in listed if _position(q) > at]
+        for run in (
+            *(before[i:] for i in range(len(before) - 1)),
+            *(after[: i + 2] for i in range(len(after) - 1)),
+        ):
+            if abs(sum(q.value for q in run) - number) <= tolerance:
+                return " + ".join(q.raw for q in run) + _from(*run)
+    return None
+
+
+def _labelled_total(
+    number: float, tolerance: float, text: str, pools: dict[str, list[Quantity]]
+) -> str | None:
+    """The sum of the amounts the answer lists under one label, a column of its own
+    lists ("Basic Economy: $51" under each of two flights → "$106 in Basic Economy")."""
+    columns: dict[str, list[Quantity]] = {}
+    for group in ("unit", "own"):
+        for q in pools.get(group, []):
+            if q.source != _OWN:
+                continue
+            at = _position(q)
+            line = text[text.rfind("\n", 0, at) + 1 : at]
+            found = _LABEL_BEFORE.search(line)
+            if found is not None:
+                columns.setdefault(found.group("label").strip(" *_-").lower(), []).append(q)
+    for name, column in columns.items():
+        if len(column) >= 2 and abs(sum(q.value for q in column) - number) <= tolerance:
+            return " + ".join(q.raw for q in column) + f" listed as '{name}' in its own text"
+    return None
+
+
+def _column_total(
+    number: float, tolerance: float, text: str, pools: dict[str, list[Quantity]]
+) -> str | None:
+    """The sum of one column of one list a result returned — every row of it, or the
+    rows the answer names by their ids ("your two flights HAT069 and HAT251")."""
+    for group, pool in pools.items():
+        if group in ("unit", "own") or len(pool) < 2:
+            continue
+        pool = sorted(pool, key=_row_order)
+        named = _named_rows(pool, text)
+        for operands in (named, pool) if named is not pool else (pool,):
+            if len(operands) >= 2 and abs(sum(q.value for q in operands) - number) <= tolerance:
+                return " + ".join(q.raw for q in operands) + _from(*operands)
+    return None
+
+
+def _row_order(quantity: Quantity) -> tuple[int, ...]:
+    """Where a keyed value sits among its list's rows (``flights.#1.price`` → (1,))."""
+    return tuple(int(i) for i in re.findall(r"#(\d+)", quantity.key or ""))
+
+
+def _difference(number: float, tolerance: float, pools: dict[str, list[Quantity]]) -> str | None:
+    """``a - b`` of two amounts in the claim's unit, one of them the answer's own (a
+    refund, a difference, what remains of a held amount it names)."""
+    if number <= 0:
+        return None
+    for group in ("unit", "own"):
+        pool = pools.get(group, [])
+        own = [q for q in pool if q.source == _OWN]
+        others = [q for q in pool if q.source != _OWN]
+        for a in own:
+            for b in own + others:
+                if b is a or a.value <= 0 or b.value <= 0:
+                    continue
+                if abs(a.value - b.value - number) <= tolerance:
+                    return f"{a.raw} - {b.raw}{_from(a, b)}"
+                if abs(b.value - a.value - number) <= tolerance:
+                    return f"{b.raw} - {a.raw}{_from(b, a)}"
+    return None
+
+
+def _stem(noun: str) -> str:
+    return noun.lower()[:4]
+
+
+def _list_count(number: float, noun: str, seen: SeenValues) -> str | None:
+    """A list a result returned with ``number`` items, of what the claim counts: the
+    list's key names the noun ("3 flights" of ``flights``), it is a result's top-level
+    list (its rows), or it is one retrieval's documents counted as documents."""
+    for counted in seen.counts:
+        if counted.value != number:
+            continue
+        key = counted.key
+        leaf = key.rsplit(".", 1)[-1] if key else None
+        if key == "documents":
+            fits = noun.startswith(DOCUMENT_NOUNS)
+        else:
+            fits = leaf is None or _stem(leaf) == _stem(noun)
+        if fits:
+            where = f" '{key}'" if key and key != "documents" else ""
+            return f"{counted.raw} in {counted.source}{where}"
+    return None
+
+
+_PER_UNIT = re.compile(
+    r"(?<![\w.])(?P<n>\d+|[^\W\d_]+)\s+(?:[^\W\d_]+\s+){0,3}?(?:per|each|for each|a)\s+"
+    r"(?P<unit>[^\W\d_]{3,})",
+    re.IGNORECASE,
+)
+
+
+def _per_unit_product(
+    number: float, text: str, own: list[StatedValue], seen: SeenValues
+) -> str | None:
+    """A count the answer states times a per-unit count said for the same thing
+    ("2 passengers" and "2 free bags per passenger" → 4 bags)."""
+    per_unit: list[tuple[float, str, str]] = []
+    for found in _PER_UNIT.finditer(f"{seen.text}\n{text.lower()}"):
+        raw = found.group("n")
+        each = float(raw) if raw.isdigit() else NUMBER_WORDS.get(raw.lower())
+        if each is not None:
+            per_unit.append((float(each), found.group(0), _stem(found.group("unit"))))
+    for value in own:
+        noun = counted_noun(value, text)
+        if noun is None:
+            continue
+        count = float(value.value)  # type: ignore[arg-type]
+        for each, said, unit in per_unit:
+            if unit == _stem(noun) and count * each == number:
+                return f"{value.raw} {noun} × {each:g} ('{said}')"
+    return None
 
 
 # The cue words of what is left of an amount (not "additional", "difference", "refund").
@@ -543,38 +840,6 @@ def _equation(
     return f"{found['a']} {op} {found['b']} from its own text" if holds else ""
 
 
-def _pair(
-    number: float, tolerance: float, pools: dict[str, list[Quantity]], operations: frozenset[str]
-) -> str | None:
-    """``a + b`` or ``a - b`` of two different values within one pool. Amounts in the
-    claim's unit combine only with one of the turn's own (a balance it computes from what
-    it says); a result column only sums (its rows make up a total)."""
-    for group, pool in pools.items():
-        own = [q for q in pool if q.source == _OWN]
-        others = list({q.value: q for q in pool if q.source != _OWN}.values())
-        ordered = sorted(own + others, key=lambda q: q.value)
-        values = [q.value for q in ordered]
-        column = group not in ("unit", "own")
-
-        def near(target: float, values: list[float] = values) -> int | None:
-            i = bisect.bisect_left(values, target - tolerance)
-            return i if i < len(values) and values[i] <= target + tolerance else None
-
-        for i, a in enumerate(ordered):
-            if not column and a.source != _OWN:
-                continue  # the first operand of a unit pair is the turn's own
-            j = near(number - a.value) if "+" in operations else None
-            if j is not None and j != i and a.value > 0 and ordered[j].value > 0:
-                return f"{a.raw} + {ordered[j].raw}{_from(a, ordered[j])}"
-            j = near(a.value - number) if "-" in operations and not column else None
-            if j is not None and j != i and ordered[j].value > 0 and number > 0:
-                return f"{a.raw} - {ordered[j].raw}{_from(a, ordered[j])}"
-            j = near(a.value + number) if "-" in operations and not column else None
-            if j is not None and j != i and number > 0:
-                return f"{ordered[j].raw} - {a.raw}{_from(ordered[j], a)}"
-    return None
-
-
 def _counts(text: str, own: list[StatedValue]) -> set[int]:
     """Counts the turn states with what they count ("3 passengers", "× 2",
     "Number of passengers: 3")."""
@@ -614,6 +879,83 @@ def _from(*operands: Quantity) -> str:
     columns = list(dict.fromkeys(c[0] for q in operands if (c := _column(q.key))))
     column = f" '{columns[0]}'" if len(columns) == 1 else ""
     return f" from {' and '.join(sources)}{column}"
+
+
+# --- the one verdict ---------------------------------------------------------------------
+SupportStatus = Literal["supported", "contradicted", "unsupported", "not checkable"]
+
+
+@dataclass(frozen=True, slots=True)
+class ValueSupport:
+    """What the context says of one stated value.
+
+    ``how`` (when supported): ``verbatim`` (said as such), ``tolerance`` (equal after
+    normalisation, within the tolerances) or ``derived`` (``quote`` holds the
+    derivation); ``quote`` of a contradiction is the record's other value for the same
+    key; ``closest`` of an unsupported value is the nearest candidate of its kind.
+    """
+
+    value: StatedValue
+    status: SupportStatus
+    how: Literal["verbatim", "tolerance", "derived"] | None = None
+    quote: str = ""
+    closest: str | None = None
+
+    @property
+    def fails(self) -> bool:
+        """A value a reviewer can check is wrong: contradicted or unsupported."""
+        return self.status in ("contradicted", "unsupported")
+
+
+# "Total price: $503", "**Balance** — 171": the label a value is stated under.
+_LABEL_BEFORE = re.compile(r"(?P<label>[^\W\d_][\w ]{1,30}?)[\s*_]*(?::|=|—|\bis\b)[\s*_$€£¥]*$")
+
+
+def support_value(
+    value: StatedValue,
+    seen: SeenValues,
+    settings: CompareSettings,
+    *,
+    text: str = "",
+    own: Iterable[StatedValue] = (),
+    date_slack_days: int = 0,
+) -> ValueSupport:
+    """The one value-support rule of truthfulness and groundedness: whether ``value``
+    (stated in ``text``, whose values are ``own``) is worth checking
+    (:func:`is_distinctive`), said in what the turn saw (:meth:`SeenValues.supports`:
+    a date with a year matches its year, a long digit run matches digit for digit,
+    values match at token boundaries), produced by the records (:func:`derive`), given
+    otherwise by a record under the same key (contradicted), or none of these."""
+    if not is_distinctive(value, text):
+        return ValueSupport(value, "not checkable", quote="not distinctive")
+    if seen.supports(value, settings, date_slack_days=date_slack_days):
+        text_seen = seen.text_at_hand()
+        verbatim = text_seen is not None and said_at_boundary(value.raw.lower(), text_seen)
+        return ValueSupport(value, "supported", "verbatim" if verbatim else "tolerance")
+    how = derive(value, text, own, seen, settings)
+    if how is not None:
+        return ValueSupport(value, "supported", "derived", quote=how)
+    other = _same_key_value(value, text, seen)
+    if other is not None:
+        return ValueSupport(value, "contradicted", quote=other, closest=other)
+    return ValueSupport(value, "unsupported", closest=seen.closest(value))
+
+
+def _same_key_value(value: StatedValue, text: str, seen: SeenValues) -> str | None:
+    """The value a record gives under the key the claim states ``value`` under ("Total
+    price: $503" against ``"total_price": 480``) — only when the record has that key
+    once, so it is the same thing, not another row's."""
+    if value.kind != "number" or not text:
+        return None
+    line_start = text.rfind("\n", 0, value.start) + 1
+    found = _LABEL_BEFORE.search(text[line_start : value.start])
+    if found is None:
+        return None
+    label = re.sub(r"\W+", "_", found.group("label").strip().lower())
+    same = [q for q in seen.quantities if q.key and q.key.rsplit(".", 1)[-1].lower() == label]
+    if len(same) != 1:
+        return None
+    return f"{same[0].key} = {same[0].raw} in {same[0].source}"
 
 
 # --- values of many sources, looked up by value -----------------------------------------
@@ -670,7 +1012,9 @@ class ValueIndex:
     def _producers(
         self, value: StatedValue, settings: CompareSettings, slack: int
     ) -> Iterator[list[tuple[int, str]]]:
-        if value.kind == "number":
+        if value.kind == "number" and _is_long_run(value):
+            yield from (self.numbers[n] for n in {float(value.value)} if n in self.numbers)  # type: ignore[arg-type]
+        elif value.kind == "number":
             yield from self._near(float(value.value), settings)  # type: ignore[arg-type]
         elif value.kind in ("date", "period"):
             start, end = day_range(value)
@@ -678,7 +1022,7 @@ class ValueIndex:
                 moved = (start + timedelta(days=shift), end + timedelta(days=shift))
                 if moved in self.dates:
                     yield self.dates[moved]
-        else:
+        elif not _DURATION.match(value.raw.strip()):
             if str(value.value) in self.ids:
                 yield self.ids[str(value.value)]
             runs = _DIGITS.findall(value.raw)
@@ -726,6 +1070,11 @@ class IndexedSeenValues(SeenValues):
         if self._made is None:
             self._made = self._full()
         return self._made
+
+    def text_at_hand(self) -> str | None:
+        """The seen text only once the full evidence was gathered: telling "said
+        verbatim" from "equal within tolerance" is not worth gathering it."""
+        return self._made.text if self._made is not None else None
 
     def __getattr__(self, name: str) -> Any:
         if name in _FIELDS:

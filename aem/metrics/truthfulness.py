@@ -28,8 +28,8 @@ from aem.compare.extract import StatedValue, extract_claims, extract_values
 from aem.evidence import (
     ClaimedSuccess,
     claimed_successes,
-    derive,
     is_distinctive,
+    support_value,
     unrecovered_failures,
 )
 from aem.metrics.applies import refusal_owns
@@ -240,9 +240,11 @@ class Truthfulness(BaseMetric[TruthfulnessSettings]):
     def _support(
         self, context: MetricContext, turn: Turn, stated: list[tuple[StatedValue, str | None]]
     ) -> _Support:
-        """Distinctive stated values nothing the turn saw supports, directly or as an
-        aggregate (:func:`aem.evidence.support.derive`); or why it can't be judged."""
-        candidates = [value for value, _ in stated if is_distinctive(value)]
+        """Stated values the one value-support rule
+        (:func:`aem.evidence.support.support_value`) fails — contradicted by a record or
+        supported by nothing the turn saw, directly or derived —; or why it can't be judged."""
+        text = turn.text or ""
+        candidates = [value for value, _ in stated if is_distinctive(value, text)]
         if not candidates:
             return _Support()
         seen = context.seen(turn)
@@ -251,20 +253,20 @@ class Truthfulness(BaseMetric[TruthfulnessSettings]):
         own = [value for value, argument in stated if argument is None]
         found = _Support()
         for value in candidates:
-            if seen.values.supports(value, settings, date_slack_days=slack):
-                continue
-            how = derive(value, turn.text or "", own, seen.values, settings)
-            if how is not None:
-                found.derived.append(how)
-                continue
-            found.missing.append(
-                Evidence(
-                    span_id=turn.span_ids[0],
-                    field="text",
-                    actual=value.raw,
-                    expected=seen.values.closest(value),
-                )
+            verdict = support_value(
+                value, seen.values, settings, text=text, own=own, date_slack_days=slack
             )
+            if verdict.how == "derived":
+                found.derived.append(verdict.quote)
+            elif verdict.fails:
+                found.missing.append(
+                    Evidence(
+                        span_id=turn.span_ids[0],
+                        field="text",
+                        actual=value.raw,
+                        expected=verdict.closest,
+                    )
+                )
         if found.missing and seen.blind is not None:
             return _Support(blind=f"cannot judge unsupported values: {seen.blind}")
         return found

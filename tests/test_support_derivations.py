@@ -1,0 +1,169 @@
+"""The one value-support rule: each structural derivation, token-boundary matching, and
+truthfulness and groundedness agreeing on the same value (``aem.evidence.support_value``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aem.compare.extract import extract_claims
+from aem.compare.settings import CompareSettings
+from aem.evidence import SeenValues, ValueSupport, support_value
+from aem.metrics.groundedness import Groundedness
+from aem.metrics.truthfulness import Truthfulness
+from aem.model import MetricResult, Turn
+from aem.testing import make_session, make_tool_call, make_turn, run_metric
+
+SETTINGS = CompareSettings()
+
+
+def _verdict(answer: str, stated: str, *seen: str | tuple[str, str]) -> ValueSupport:
+    """The rule's verdict on the value ``stated`` (its raw text) of ``answer``."""
+    values = extract_claims(answer, SETTINGS)
+    (value,) = [v for v in values if v.raw == stated]
+    evidence = SeenValues.gather(seen, SETTINGS)
+    return support_value(value, evidence, SETTINGS, text=answer, own=values)
+
+
+def _truthful(*turns: Turn) -> MetricResult:
+    return run_metric(Truthfulness(), make_session(*turns))[-1]
+
+
+def _grounded(*turns: Turn) -> MetricResult:
+    return run_metric(Groundedness(), make_session(*turns))[-1]
+
+
+def _result(rows: Any) -> str:
+    import json
+
+    return json.dumps(rows)
+
+
+FLIGHTS = _result(
+    {
+        "flights": [
+            {"flight": f"HAT{n}", "price": p} for n, p in ((101, 177), (202, 146), (303, 180))
+        ]
+    }
+)
+
+
+def test_a_count_is_the_length_of_the_returned_list() -> None:
+    verdict = _verdict("I found 3 flights for you.", "3", ("t1 search result", FLIGHTS))
+    assert verdict.how == "derived" and "3 items in t1 search result 'flights'" in verdict.quote
+    verdict = _verdict("I found 3 flights for you.", "3", ("t1 search result", '{"x": 7}'))
+    assert verdict.status == "unsupported"
+
+
+def test_a_count_that_is_no_list_length_is_unsupported_not_coincidence() -> None:
+    rows = _result({"flights": [{"seat": 1}, {"seat": 2}], "gates": [1, 2, 5, 6]})
+    verdict = _verdict("There are 4 flights.", "4", ("t1 search result", rows))
+    assert verdict.status == "unsupported"  # 4 is the gates list's length, not the flights'
+
+
+def test_a_count_in_words_and_in_russian() -> None:
+    rows = _result([{"title": "a"}, {"title": "b"}, {"title": "c"}])
+    for answer, stated in (("Here are three options.", "three"), ("Есть три варианта.", "три")):
+        verdict = _verdict(answer, stated, ("t1 search result", rows))
+        assert verdict.status == "supported", answer
+        assert verdict.how == "derived" and "3 items in t1 search result" in verdict.quote
+
+
+def test_a_count_of_retrieved_documents() -> None:
+    docs = [("t1 documents", "Refunds take a week."), ("t1 documents", "Returns are free.")]
+    verdict = _verdict("Two articles cover this.", "Two", *docs)
+    assert verdict.status == "supported" and "2 documents in t1 documents" in verdict.quote
+    verdict = _verdict("Two passengers travel.", "Two", *docs)
+    assert verdict.status == "unsupported"  # documents count as documents, not passengers
+
+
+def test_a_total_of_n_amounts_the_answer_lists() -> None:
+    answer = "Flights: $177, $146 and $180. The total is $503."
+    verdict = _verdict(answer, "$503", "nothing")
+    assert verdict.how == "derived" and verdict.quote.startswith("$503 = $177 + $146 + $180")
+    assert _verdict(answer.replace("$503", "$513"), "$513", "nothing").status == "unsupported"
+
+
+def test_a_total_of_one_whole_column() -> None:
+    verdict = _verdict("Your trip costs $503 in total.", "$503", ("t1 get result", FLIGHTS))
+    assert verdict.how == "derived" and "'flights.price'" in verdict.quote
+    # two of three rows adding up is coincidence, not the total of the column
+    verdict = _verdict("Your trip costs $323 in total.", "$323", ("t1 get result", FLIGHTS))
+    assert verdict.status == "unsupported"
+
+
+def test_a_pair_from_different_sources_is_no_total() -> None:
+    verdict = _verdict("The total is $364.", "$364", ("t1 text", "You paid $121."), "Fee $243.")
+    assert verdict.status == "unsupported"
+
+
+def test_a_remainder_of_a_stated_balance() -> None:
+    answer = "The booking is $329, so you will have $171 remaining on the $500 certificate."
+    verdict = _verdict(answer, "$171", "nothing")
+    assert verdict.how == "derived" and "$500 - $329" in verdict.quote
+
+
+def test_a_product_of_a_count_and_a_per_unit_value() -> None:
+    policy = "Each passenger may check 2 free bags per passenger."
+    answer = "With two passengers you get 4 free bags."
+    verdict = _verdict(answer, "4", policy)
+    assert verdict.how == "derived" and "two passenger" in verdict.quote
+    assert _verdict(answer.replace("4 free", "6 free"), "6", policy).status == "unsupported"
+
+
+def test_ranges_in_four_spellings_are_the_same_values() -> None:
+    for answer in ("3–5 days", "3-5 days", "3 to 5 days", "от 3 до 5 дней"):
+        for seen in ("Delivery takes 3-5 days.", "Доставка от 3 до 5 дней."):
+            verdict = _verdict(f"Delivery: {answer}.", "3", seen)
+            assert verdict.status in ("supported", "not checkable"), (answer, seen)
+            ends = [v for v in extract_claims(answer, SETTINGS) if v.kind == "number"]
+            assert [float(v.value) for v in ends] == [3.0, 5.0], answer  # type: ignore[arg-type]
+
+
+def test_number_words_read_as_numbers() -> None:
+    values = extract_claims("twelve seats, a dozen eggs, двадцать дней", SETTINGS)
+    assert [float(v.value) for v in values] == [12.0, 12.0, 20.0]  # type: ignore[arg-type]
+
+
+def test_values_match_at_token_boundaries() -> None:
+    assert _verdict("It is 4C outside.", "4C", "Forecast: 14C.").status == "unsupported"
+    assert _verdict("It is 14C outside.", "14C", "Forecast: 14C.").status == "supported"
+
+
+def test_a_decimal_amount_is_an_amount_and_a_long_run_an_id() -> None:
+    assert _verdict("Total 60520.00 JPY.", "60520.00 JPY", '{"total": 60520}').status == (
+        "supported"
+    )
+    # a tracking number is checked digit for digit, not within the relative tolerance
+    assert _verdict("Tracking 1234567.", "1234567", "Tracking 1234568.").status == "unsupported"
+    assert _verdict("Tracking 1234567.", "1234567", "ref 1234567 sent").how == "verbatim"
+
+
+def test_a_date_with_a_year_must_match_the_year() -> None:
+    assert _verdict("Due March 1, 2025.", "March 1, 2025", "Due March 1, 2024.").fails
+    assert not _verdict("Due March 1, 2025.", "March 1, 2025", "due on 1 March").fails
+
+
+def test_a_value_under_the_same_key_is_contradicted() -> None:
+    record = '{"reservation": {"total_price": 480, "fee": 20}}'
+    verdict = _verdict("Total price: $503.", "$503", ("t1 get result", record))
+    assert verdict.status == "contradicted" and "total_price = 480" in verdict.quote
+
+
+def test_a_small_integer_counting_nothing_is_not_checkable() -> None:
+    verdict = _verdict("Step 2: confirm the booking.", "2", "nothing")
+    assert verdict.status == "not checkable" and not verdict.fails
+
+
+def test_both_metrics_agree_on_a_small_integer() -> None:
+    call = make_tool_call("search_flights", {"to": "Seattle", "date": "May 3"}, result=FLIGHTS)
+    for answer, fails in (
+        ("There are 3 flights to Seattle on May 3.", False),
+        ("There are 5 flights to Seattle on May 3.", True),
+    ):
+        turns = (call, make_turn("answer", text=answer))
+        truthful, grounded = _truthful(*turns), _grounded(*turns)
+        assert (truthful.outcome == "fail") is fails, truthful.explanation
+        assert (grounded.outcome == "fail") is fails, grounded.explanation
+    numbering = (call, make_turn("answer", text="Step 2: flight HAT101 to Seattle is $177."))
+    assert _truthful(*numbering).outcome != "fail"
+    assert _grounded(*numbering).outcome != "fail"
