@@ -119,42 +119,6 @@ NEGATIONS = frozenset(
 # --- numbers -----------------------------------------------------------------------------
 # Magnitude words after a number ("3 million"), in the order the number pattern tries them.
 MAGNITUDE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
-
-# Number words a count or an amount is written in ("three options", "три варианта"): the
-# value extractor reads them as numbers, so "two articles" is the count 2 whether it is
-# written in digits or not. Russian keeps the nominative and the genitive forms a count
-# takes ("два варианта", "двух статей").
-NUMBER_WORDS_EN = {
-    **{"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7},
-    **{"eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13},
-    **{"fourteen": 14},
-    **{"fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19},
-    **{"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70},
-    **{"eighty": 80, "ninety": 90, "hundred": 100, "dozen": 12},
-}
-NUMBER_WORDS_RU = {
-    **dict.fromkeys(("один", "одна", "одно", "одного", "одной"), 1),
-    **dict.fromkeys(("два", "две", "двух"), 2),
-    **dict.fromkeys(("три", "трёх", "трех"), 3),
-    **dict.fromkeys(("четыре", "четырёх", "четырех"), 4),
-    **dict.fromkeys(("пять", "пяти"), 5),
-    **dict.fromkeys(("шесть", "шести"), 6),
-    **dict.fromkeys(("семь", "семи"), 7),
-    **dict.fromkeys(("восемь", "восьми"), 8),
-    **dict.fromkeys(("девять", "девяти"), 9),
-    **dict.fromkeys(("десять", "десяти"), 10),
-    **{"одиннадцать": 11, "двенадцать": 12, "тринадцать": 13, "четырнадцать": 14},
-    **{"пятнадцать": 15, "шестнадцать": 16, "семнадцать": 17, "восемнадцать": 18},
-    **{"девятнадцать": 19, "двадцать": 20, "тридцать": 30, "сорок": 40, "пятьдесят": 50},
-    **{"сто": 100, "дюжина": 12, "дюжины": 12},
-}
-NUMBER_WORDS = {**NUMBER_WORDS_EN, **NUMBER_WORDS_RU}
-# What the documents of a retrieval are called when an answer counts them ("two
-# articles", "3 sources", "две статьи"): the beginnings of the words.
-DOCUMENT_NOUNS = (
-    *("articl", "document", "source", "result", "passage", "page", "paper", "post", "record"),
-    *("entr", "item", "стат", "докум", "источник", "материал", "запис", "результат"),
-)
 CURRENCY_CODES = ("USD", "EUR", "GBP", "JPY", "RUB", "INR", "CHF", "CNY", "CAD", "AUD")
 
 # --- refusals ----------------------------------------------------------------------------
@@ -194,4 +158,77 @@ DECLINE_CUES = re.compile(
     r"couldn't) (?:find|tell|say|confirm)|i (?:do not|don't) have (?:that|this|the) "
     r"information|no information (?:about|on))\b|не знаю|нет информации",
     re.IGNORECASE,
+)
+
+# --- gap statements ----------------------------------------------------------------------
+# An honest statement that the context lacks something — "I couldn't find …", "the
+# passages do not say …", "в документах нет сведений о …". It states nothing a context
+# could support, so it is no claim for groundedness (a clause after it that does state a
+# fact still is one). Narrower than REFUSAL_CUES: "I am unable to cancel it" refuses an
+# action for a reason the context must hold; a gap statement is about information only.
+_CONTEXT_NOUNS_EN = (
+    r"(?:passages?|documents?|docs|sources?|context|texts?|excerpts?|snippets?|articles?"
+    r"|search results?|results?|knowledge base|documentation|materials?|records?"
+    r"|(?:provided|given|available|retrieved) (?:information|data))"
+)
+_CONTEXT_NOUNS_RU = (
+    r"(?:документ\w{0,3}|источник\w{0,3}|текст\w{0,3}|фрагмент\w{0,3}|отрыв\w{0,3}"
+    r"|материал\w{0,3}|контекст\w{0,2}|базе знаний|результат\w{0,3} поиска)"
+)
+GAP_CUES = re.compile(
+    r"\b(?:i (?:could not|couldn't|cannot|can't|can not|did not|didn't|was unable to"
+    r"|am unable to|wasn't able to|was not able to|am not able to) (?:find|locate|see|determine"
+    r"|identify|answer|tell|say)\b"
+    r"|(?:unable|not able) to (?:answer|determine|find|say|tell|identify|confirm)\b"
+    r"|i (?:do not|don't|dont) (?:know|have (?:(?:that|this|any|the|enough|such) )?"
+    r"(?:information|data|details))\b|i(?:'m| am) not (?:sure|certain|aware)\b"
+    r"|(?:the |these |those |provided |given |available |retrieved |above |any of the )*"
+    + _CONTEXT_NOUNS_EN
+    + r" (?:provided |given |available |above )?(?:(?:do not|don't|does not|doesn't|did not"
+    r"|didn't|fail to) (?:say|state|mention|contain|include|provide|specify|cover|give|offer"
+    r"|indicate|discuss|address|describe|list|reference|explain|detail|show)"
+    r"|(?:make|makes|contain|contains|include|includes|give|gives|provide|provides|offer"
+    r"|offers|have|has|hold|holds) no)\b"
+    r"|(?:is|are|was|were)(?:n't| not) (?:mentioned|specified|stated|provided|given|covered"
+    r"|discussed|addressed|included|listed|indicated|described|found|available) (?:in|by|within)"
+    r" (?:the |these |any |any of the )?(?:provided |given |available |retrieved )?"
+    + _CONTEXT_NOUNS_EN
+    + r"|(?:there is|there's|there are|i have|i found|with) no "
+    r"(?:information|mention|details|record|indication)\b"
+    r"|no (?:information|mention|details|data|indication) (?:of|about|on|regarding|for|as to)\b"
+    r"|(?:it is|it's) (?:not (?:possible|clear)|impossible|unclear) (?:to (?:determine|say|tell"
+    r"|know|answer|find)|whether|from|based|if|what|how|when|which|who)\b)"
+    r"|не удалось (?:найти|обнаружить|определить|установить|выяснить)"
+    r"|не (?:смог|смогла|могу|можем) (?:найти|определить|ответить|сказать|установить)"
+    r"|(?:ничего )?не (?:нашёл|нашел|нашла|нашли|нашлось)|не знаю|не располагаю|не уверен"
+    r"|затрудняюсь (?:ответить|сказать)|невозможно (?:определить|сказать|ответить|установить)"
+    r"|нет (?:\w+ )?(?:информации|данных|сведений|упоминани\w*)"
+    r"|(?:информации|данных|сведений|упоминани\w*) (?:\w+ ){0,4}нет\b"
+    r"|(?:в|во) (?:\w+ ){0,2}" + _CONTEXT_NOUNS_RU + r" (?:\w+ ){0,3}?(?:нет|не (?:указан\w*"
+    r"|упомина\w*|упомянут\w*|сказано|говорится|приводится|приведен\w*|содерж\w*|описан\w*))"
+    r"|" + _CONTEXT_NOUNS_RU + r" (?:\w+ ){0,2}не (?:содерж\w*|упомина\w*|указыва\w*|говор\w*"
+    r"|сообща\w*|описыва\w*)",
+    re.IGNORECASE,
+)
+# Where a gap statement ends and a clause that may state a fact begins: "I couldn't find
+# a flight on May 5, but there is one on May 6".
+GAP_CLAUSE_BREAK = re.compile(
+    r"\s*[;:—–]\s+|,?\s+(?:but|however|although|though|whereas|yet|instead|"
+    r"но|однако|хотя|зато|тем не менее)\s+|,\s+а\s+",
+    re.IGNORECASE,
+)
+
+# --- source references in words ------------------------------------------------------------
+# A source named in words and a number — "(Passage 1)", "according to document 2", "see
+# source [3]", "в источнике 2" — is a citation like "[2]", not a stated value "2". The
+# nouns a source is named by, and the words that lead a reference in.
+SOURCE_NOUNS = (
+    r"(?:(?:retrieved|provided|given|cited|context) )?(?:passages?|documents?|docs?"
+    r"|sources?|excerpts?|snippets?|search results?)"
+    r"|(?:документ|источник|фрагмент|отрыв(?:ок|к)|пассаж)\w{0,3}"
+)
+SOURCE_LEADS = (
+    r"according to|as (?:stated|mentioned|noted|shown|described|indicated|given|explained"
+    r"|listed|reported) in|see(?: also)?|cf\.?|per|from|in|based on|refer to|as per"
+    r"|согласно|в|во|из|по данным|см\.?|как (?:указано|сказано|говорится) в"
 )

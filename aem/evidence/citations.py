@@ -7,6 +7,11 @@ is a failure of its own that must be named as such, not mistaken for a citation.
 A key is a position (1-based, in the order the agent received the sources) or a
 source's id; a bracket holding words (``[optional]``, ``[Note 1]``) or a Markdown link
 text is not a citation.
+
+A source named in words — "(Passage 1)", "according to document 2", "see source [3]",
+"в источнике 2" — is a citation too (its nouns and lead words are in
+:mod:`aem.vocabulary`), resolved like ``[N]``; and its number is the source's, never a
+value the answer states, so :func:`strip_citations` takes the whole reference out.
 """
 
 from __future__ import annotations
@@ -15,11 +20,29 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from aem.vocabulary import SOURCE_LEADS, SOURCE_NOUNS
+
 _BRACKET = re.compile(r"\[([^\[\]\n]{1,60})\](?!\()")
 _NUMBER = re.compile(r"^\d{1,3}$")
 _RANGE = re.compile(r"^(\d{1,3})\s*[-–]\s*(\d{1,3})$")
 _ID = re.compile(r"^(?=[\w.:/-]*\d)(?=[\w.:/-]*[^\W\d_])[\w.:/-]{2,40}$")
 _MAX_RANGE = 10
+# "Passage 1", "documents 1 and 3", "source [2]", "источнике 2", with the words leading it in.
+_NUMBERS = r"\d{1,3}(?:\s*(?:[,;&–-]|and|or|и|или)\s*\d{1,3})*(?![.,]?\d)"
+_MARK = r"(?:#|№|no\.\s*)?"
+_ONE_REFERENCE = (
+    rf"(?:(?:{SOURCE_LEADS})\s+)?(?:(?:the|this|these)\s+)?(?:{SOURCE_NOUNS})\s*{_MARK}"
+    rf"(?:{_NUMBERS}|\[[^\[\]\n]{{1,60}}\](?!\())"
+)
+_WORD_REFERENCE = re.compile(
+    rf"[(\[]\s*{_ONE_REFERENCE}(?:\s*(?:[,;]|and|и)\s*{_ONE_REFERENCE})*\s*[)\]]"
+    rf"|\b{_ONE_REFERENCE}",
+    re.IGNORECASE,
+)
+_REFERENCE_KEYS = re.compile(
+    rf"(?:{SOURCE_NOUNS})\s*{_MARK}(?:({_NUMBERS})|\[([^\[\]\n]{{1,60}})\])", re.IGNORECASE
+)
+_JOINERS = re.compile(r"\s*(?:[;&]|\band\b|\bor\b|\bи\b|\bили\b)\s*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -51,20 +74,53 @@ def _keys(inside: str) -> list[str] | None:
     return keys or None
 
 
+def _reference_keys(reference: str) -> list[str]:
+    """The keys of a source named in words: each noun's numbers, or its bracket's keys."""
+    keys: list[str] = []
+    for match in _REFERENCE_KEYS.finditer(reference):
+        numbers, bracket = match.groups()
+        inside = _JOINERS.sub(",", numbers) if numbers is not None else bracket
+        keys.extend(_keys(inside) or [])
+    return keys
+
+
+def _word_references(text: str) -> list[tuple[re.Match[str], list[str]]]:
+    """Sources named in words in ``text``, each with its keys (none: not a citation)."""
+    found = [(m, _reference_keys(m.group(0))) for m in _WORD_REFERENCE.finditer(text)]
+    return [(m, keys) for m, keys in found if keys]
+
+
 def find_citations(text: str) -> list[Citation]:
-    """Every cited key in ``text``, in order (``[1, 3]`` gives two)."""
+    """Every cited key in ``text``, in order (``[1, 3]`` gives two, "Passages 1 and 3"
+    too); a bracket inside a reference in words ("source [3]") is counted once."""
     found: list[Citation] = []
-    for match in _BRACKET.finditer(text):
-        keys = _keys(match.group(1))
-        if keys:
-            found.extend(Citation(key, match.group(0), match.start()) for key in keys)
-    return found
+    taken: list[tuple[int, int]] = []
+    for match, keys in _word_references(text):
+        found.extend(Citation(key, match.group(0).strip(), match.start()) for key in keys)
+        taken.append(match.span())
+    for bracket in _BRACKET.finditer(text):
+        cited = _keys(bracket.group(1))
+        if cited and not any(start <= bracket.start() < end for start, end in taken):
+            found.extend(Citation(key, bracket.group(0), bracket.start()) for key in cited)
+    return sorted(found, key=lambda c: c.start)
 
 
 def strip_citations(text: str) -> str:
-    """``text`` without its citation markers (other brackets stay)."""
-    stripped = _BRACKET.sub(lambda m: "" if _keys(m.group(1)) else m.group(0), text)
-    return re.sub(r"\s+([.,;:!?])", r"\1", re.sub(r"[ \t]{2,}", " ", stripped))
+    """``text`` without its citation markers and its sources named in words (other
+    brackets stay), the punctuation tidied where a reference was taken out."""
+    stripped = text
+    for match, _ in reversed(_word_references(text)):
+        stripped = stripped[: match.start()] + stripped[match.end() :]
+    referenced = stripped != text
+    stripped = _BRACKET.sub(lambda m: "" if _keys(m.group(1)) else m.group(0), stripped)
+    stripped = re.sub(r"\s+([.,;:!?])", r"\1", re.sub(r"[ \t]{2,}", " ", stripped))
+    if not referenced:
+        return stripped
+    # "According to document 2, the fee…" leaves ", the fee…"; "fee, per source 1, is"
+    # leaves "fee, , is"; "$5, see source [3]." leaves "$5,.".
+    stripped = re.sub(r"\s*,\s*,\s*", " ", stripped)
+    stripped = re.sub(r"[,;:]+(?=[.!?]|$)", "", stripped)
+    return re.sub(r"^[\s,;:]+", "", stripped)
 
 
 @dataclass(frozen=True)

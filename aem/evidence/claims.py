@@ -5,7 +5,13 @@ Why a splitter of its own: groundedness judges an answer claim by claim, so "Hel
 count as claims (they state nothing the context could support), while every sentence
 and every list item that does state something must. Citation markers (``[1]``,
 ``[1, 2]``, ``[1][3]``) are taken out of the claim's text and kept beside it, so the
-text compared with the context is the claim alone.
+text compared with the context is the claim alone; so are sources named in words
+("(Passage 1)", "according to document 2"), whose numbers are no stated values.
+
+An honest gap statement — "I couldn't find …", "the passages do not say …", "в документах
+нет сведений о …" (:data:`aem.vocabulary.GAP_CUES`) — states nothing a context could
+support, so it is no claim; a clause after it that does state something ("…, but there is
+one on May 6 at 9:00") still is, and is checked on its own.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from aem.evidence.citations import Citation, find_citations, strip_citations
+from aem.vocabulary import GAP_CLAUSE_BREAK, GAP_CUES
 
 # Sentence ends: . ! ? … followed by space and an upper-case or digit start, or a line break.
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=[\"'«(\[]?[A-ZА-ЯЁ0-9])|\n+")
@@ -76,7 +83,29 @@ def _pieces(text: str) -> list[tuple[str, int]]:
     return [(piece, start) for piece, start in pieces if piece.strip()]
 
 
+def is_gap_statement(text: str) -> bool:
+    """Whether ``text`` says the context lacks something ("I couldn't find …", "the
+    passages do not mention …", "в документах нет сведений о …")."""
+    return GAP_CUES.search(text) is not None
+
+
+def claim_texts(sentence: str) -> list[str]:
+    """What of a sentence is to be checked: the sentence itself when it is a claim; of a
+    gap statement, only the clauses that are claims and no gap statement themselves
+    ("I couldn't find a flight on May 5, but there is one on May 6 at 9:00" → "there is
+    one on May 6 at 9:00")."""
+    if not is_gap_statement(sentence):
+        return [sentence] if _states_something(sentence) else []
+    clauses = (clause.strip() for clause in GAP_CLAUSE_BREAK.split(sentence))
+    return [c for c in clauses if c and not is_gap_statement(c) and _states_something(c)]
+
+
 def is_claim(text: str) -> bool:
+    """Whether a sentence states something checkable (:func:`claim_texts` finds some)."""
+    return bool(claim_texts(text))
+
+
+def _states_something(text: str) -> bool:
     """Whether a sentence states something checkable: not a question, a lead-in ("…:"),
     a greeting, an offer of help, a sign-off, the agent narrating its own steps or a
     request to the user, and not too short to say anything."""
@@ -97,7 +126,7 @@ def split_claims(answer: str) -> list[Claim]:
     claims: list[Claim] = []
     for piece, start in _pieces(answer):
         body = _LIST_MARK.sub("", piece)
-        text = strip_citations(body).strip()
-        if text and is_claim(text):
-            claims.append(Claim(text, piece.strip(), tuple(find_citations(body)), start))
+        cited = tuple(find_citations(body))
+        for text in claim_texts(strip_citations(body).strip()):
+            claims.append(Claim(text, piece.strip(), cited, start))
     return claims

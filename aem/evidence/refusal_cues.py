@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from aem.vocabulary import OFFER_CUES, REFUSAL_CUES
+from aem.vocabulary import GAP_CUES, OFFER_CUES, REFUSAL_CUES
 
 EXEMPLARS = (
     "I don't know the answer to that.",
@@ -35,7 +35,9 @@ _CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
 
 
 def has_cue(text: str) -> bool:
-    return REFUSAL_CUES.search(text) is not None
+    """A refusal cue phrase, or an honest gap statement ("the passages do not say …"):
+    either declines to state what the agent could not find."""
+    return REFUSAL_CUES.search(text) is not None or GAP_CUES.search(text) is not None
 
 
 def cyrillic(text: str) -> bool:
