@@ -119,6 +119,42 @@ NEGATIONS = frozenset(
 # --- numbers -----------------------------------------------------------------------------
 # Magnitude words after a number ("3 million"), in the order the number pattern tries them.
 MAGNITUDE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
+
+# Number words a count or an amount is written in ("three options", "три варианта"): the
+# value extractor reads them as numbers, so "two articles" is the count 2 whether it is
+# written in digits or not. Russian keeps the nominative and the genitive forms a count
+# takes ("два варианта", "двух статей").
+NUMBER_WORDS_EN = {
+    **{"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7},
+    **{"eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13},
+    **{"fourteen": 14},
+    **{"fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19},
+    **{"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70},
+    **{"eighty": 80, "ninety": 90, "hundred": 100, "dozen": 12},
+}
+NUMBER_WORDS_RU = {
+    **dict.fromkeys(("один", "одна", "одно", "одного", "одной"), 1),
+    **dict.fromkeys(("два", "две", "двух"), 2),
+    **dict.fromkeys(("три", "трёх", "трех"), 3),
+    **dict.fromkeys(("четыре", "четырёх", "четырех"), 4),
+    **dict.fromkeys(("пять", "пяти"), 5),
+    **dict.fromkeys(("шесть", "шести"), 6),
+    **dict.fromkeys(("семь", "семи"), 7),
+    **dict.fromkeys(("восемь", "восьми"), 8),
+    **dict.fromkeys(("девять", "девяти"), 9),
+    **dict.fromkeys(("десять", "десяти"), 10),
+    **{"одиннадцать": 11, "двенадцать": 12, "тринадцать": 13, "четырнадцать": 14},
+    **{"пятнадцать": 15, "шестнадцать": 16, "семнадцать": 17, "восемнадцать": 18},
+    **{"девятнадцать": 19, "двадцать": 20, "тридцать": 30, "сорок": 40, "пятьдесят": 50},
+    **{"сто": 100, "дюжина": 12, "дюжины": 12},
+}
+NUMBER_WORDS = {**NUMBER_WORDS_EN, **NUMBER_WORDS_RU}
+# What the documents of a retrieval are called when an answer counts them ("two
+# articles", "3 sources", "две статьи"): the beginnings of the words.
+DOCUMENT_NOUNS = (
+    *("articl", "document", "source", "result", "passage", "page", "paper", "post", "record"),
+    *("entr", "item", "стат", "докум", "источник", "материал", "запис", "результат"),
+)
 CURRENCY_CODES = ("USD", "EUR", "GBP", "JPY", "RUB", "INR", "CHF", "CNY", "CAD", "AUD")
 
 # --- refusals ----------------------------------------------------------------------------
@@ -231,4 +267,76 @@ SOURCE_LEADS = (
     r"according to|as (?:stated|mentioned|noted|shown|described|indicated|given|explained"
     r"|listed|reported) in|see(?: also)?|cf\.?|per|from|in|based on|refer to|as per"
     r"|согласно|в|во|из|по данным|см\.?|как (?:указано|сказано|говорится) в"
+)
+
+# --- tool errors ---------------------------------------------------------------------------
+# What a tool error says about the call it rejects (aem.evidence.recovery). A *transient*
+# error is about the service — a timeout, a 5xx, a rate limit, a dropped connection — so
+# only the same call succeeding later recovers it; an *argument* error is about what the
+# call asked for, so a later call that changes the argument it names is the fix.
+TRANSIENT_ERROR_CUES = re.compile(
+    r"\b(?:time[ds]? ?out|timed[ -]out|deadline exceeded|(?:http |status |error |code )?5\d\d"
+    r"|429|rate[ -]?limit\w*|too many requests|throttl\w*|quota exceeded|(?:temporarily |service )"
+    r"?unavailable|not available right now|overloaded|bad gateway|gateway time-?out"
+    r"|connection (?:reset|refused|aborted|closed|error|lost|failed)|econn\w+|broken pipe"
+    r"|network (?:error|unreachable)|(?:service|server|upstream|backend) (?:is )?(?:down|busy"
+    r"|not responding|error)|try again later|internal server error"
+    r"|(?:timeout|connection\w*|temporary\w*|service ?unavailable|ratelimit\w*)(?:error)?)\b"
+    r"|тайм-?аут|превышен\w* врем\w* ожидания|врем\w* ожидания истекл\w*|недоступ\w*"
+    r"|временн\w* (?:ошибк|сбо|недоступ)\w*|слишком много запросов|превышен\w* лимит\w*"
+    r"|соединени\w* (?:сброшен|разорван|прервано|отклонен)\w*|ошибк\w* (?:соединения|сети)"
+    r"|сервер\w* не отвечает|сервис\w* не отвечает|повторите (?:попытку )?позже",
+    re.IGNORECASE,
+)
+ARGUMENT_ERROR_CUES = re.compile(
+    r"\b(?:invalid|not valid|is not a valid|malformed|wrong|incorrect|bad (?:request|value"
+    r"|argument|parameter|input)|not found|no such|does not exist|doesn't exist"
+    r"|unknown (?!error|reason|failure|problem)\w+|(?:value|key|type|validation|lookup|index"
+    r"|permission|notfound|invalid\w*|syntax)error|notfound\w*"
+    r"|not (?:allowed|permitted|supported|eligible|applicable)|cannot be (?:used|applied"
+    r"|combined|changed|modified|cancell?ed)|can't be (?:used|applied|changed)|(?:syntax|parse)"
+    r" error|syntax|must (?:be|have|not)|required|missing|out of range|exceeds?|too (?:long"
+    r"|short|large|small|many|few)|not enough|insufficient|does not (?:match|add up)"
+    r"|no (?:route|seats?|flights?|availability|match|record|user|order|reservation)s?"
+    r"|expected .{1,40} got)\b"
+    r"|неверн\w*|некорректн\w*|недопустим\w*|недействительн\w*|не найден\w*|не существует"
+    r"|нельзя|не (?:разрешен|допускается|поддерживается)\w*|запрещен\w*|синтаксическ\w*"
+    r"|ошибк\w* синтаксиса|не может быть (?:использован|применен|изменен)\w*|обязательн\w*"
+    r"|отсутству\w*|превышает|недостаточно|не хватает|неизвестн\w*",
+    re.IGNORECASE,
+)
+# What an error may call an argument instead of naming it ("no route for the given
+# airports" names origin and destination): the beginnings of the words an error says, the
+# words of the argument names that kind covers, and the shape of a value of that kind as
+# written (case counts: "JFK" is an airport code, "ann" is not), if it has one.
+ARGUMENT_KINDS: tuple[tuple[tuple[str, ...], tuple[str, ...], str | None], ...] = (
+    (
+        ("airport", "route", "аэропорт", "маршрут"),
+        ("origin", "destination", "departure", "arrival", "airport"),
+        r"[A-Z]{3}",
+    ),
+    (("date", "day", "дат", "день", "дня", "числ"), ("date", "day"), r"\d{4}-\d{2}-\d{2}.*"),
+    (("time", "hour", "врем", "час"), ("time", "hour"), r"\d{1,2}:\d{2}(?::\d{2})?"),
+    (
+        ("amount", "sum", "price", "total", "balance", "fund", "сумм", "цен", "баланс", "средств"),
+        ("amount", "price", "total", "sum", "cost", "balance"),
+        None,  # a number alone may be any count: only the argument's name says "amount"
+    ),
+    (
+        ("email", "e-mail", "mail", "адрес", "почт"),
+        ("email", "mail", "address"),
+        r"[^@\s]+@[^@\s]+",
+    ),
+)
+# The verbs a tool's name starts with when a success changes state (books, updates, sends):
+# a call repeated after such a success asks again of a changed world, so it is no loop
+# (aem.metrics.tool_repetition). Read-only and general tools (search, bash) are not here.
+STATE_CHANGING_VERBS = frozenset(
+    {
+        *("update", "modify", "change", "edit", "set", "create", "add", "insert", "book"),
+        *("reserve", "cancel", "delete", "remove", "send", "submit", "transfer", "exchange"),
+        *("return", "refund", "pay", "apply", "confirm", "approve", "reset", "enable"),
+        *("disable", "login", "authenticate", "register", "upload", "write", "save", "move"),
+        *("assign", "schedule", "grant", "revoke", "activate", "deactivate", "unlock"),
+    }
 )
