@@ -132,7 +132,8 @@ def test_an_audit_without_a_judge_skips_llm_checks_with_the_reason() -> None:
     from aem.testing import make_case, run_metric
 
     session = make_session(make_turn("answer", text="300 rubles"))
-    (found,) = run_metric(RelevanceCheck(), session, make_case(question="How much?"))
+    asked = RelevanceCheck().for_audit(True, ())  # as [metrics."check.relevance"] asks for it
+    (found,) = run_metric(asked, session, make_case(question="How much?"))
     assert found.outcome is Outcome.SKIP and "no judge configured" in found.explanation
 
 

@@ -1,5 +1,6 @@
 """``check.json_schema``: the final answer is only JSON and valid against the case's
-``json_schema`` (formats checked). Pass or fail, no threshold.
+``json_schema`` (formats checked). Pass or fail, no threshold. A case with a
+``json_schema`` asks for it in ``aem audit`` too (:mod:`aem.checks.base`).
 
 The explanation names the first violation — where (a JSON path), what the schema
 expected, what the answer had — because "does not match the schema" alone sends the
@@ -14,7 +15,7 @@ from typing import Any
 
 from jsonschema import exceptions, validators
 
-from aem.cases import CaseField
+from aem.cases import Case, CaseField
 from aem.checks.answer import NO_ANSWER, answer_turn, landing_turn
 from aem.checks.base import BaseCheck
 from aem.checks.json_only import read_json_only
@@ -22,6 +23,7 @@ from aem.metrics.base import MetricContext, NoSettings, result
 from aem.model import Evidence, MetricResult, Outcome
 
 JSON_SCHEMA = "check.json_schema"
+JSON_SCHEMA_FIELD = CaseField("json_schema", dict)
 
 
 def json_path(path: Iterable[Any]) -> str:
@@ -52,25 +54,27 @@ def describe(error: exceptions.ValidationError) -> str:
 
 class JsonSchemaCheck(BaseCheck[NoSettings]):
     name = JSON_SCHEMA
-    case_fields = (CaseField("json_schema", dict),)
+    case_fields = (JSON_SCHEMA_FIELD,)
     summary = (
         "rule: the answer is only JSON (raw or one code block) and valid "
         "against the case's schema; pass or fail"
     )
 
+    def asked_by_case(self, case: Case) -> bool:
+        """A case with a ``json_schema`` asks for this check: no other metric reads it."""
+        return JSON_SCHEMA_FIELD.given(case)
+
     def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:
         turn = landing_turn(context)
-        if turn is None:
+        if turn is None or context.case is None or not self.asked(context):
             return
         skip = self.skip_reason(context.case)
-        if context.case is None:
-            return
         if skip or context.case.json_schema is None:
             yield result(JSON_SCHEMA, turn, Outcome.SKIP, skip or "no case")
             return
         answer = answer_turn(context)
         if answer is None:
-            yield result(JSON_SCHEMA, turn, Outcome.FAIL, NO_ANSWER, score=0.0)
+            yield self.unmet(turn, NO_ANSWER)
             return
         value, problem = read_json_only(answer.text or "")
         if problem is not None:

@@ -16,11 +16,14 @@ reaches the judge as a data block named after the field.
 The verdict is ``pass`` at or above the threshold (1–10, default 7), ``fail`` below it,
 ``error`` when the judge failed (a judge error: excluded from pass rate and mean),
 ``skip`` when the case lacks the check's fields or the judge cannot honestly score it.
-A missing answer scores 0 without asking anyone: the rubric's 0 is "no answer".
+In a test a missing answer scores 0 without asking anyone: the rubric's 0 is "no
+answer". In an audit it is a ``skip``: a session that ends on a tool call gave nothing
+to judge, and a precondition is never a fail (:mod:`aem.checks.base`).
 
-Which judge: a test injects its own (fixed per test); in ``aem audit`` the check uses
-``metrics."<check>".judge`` and, with none set, says ``skip`` — an audit never calls a
-model, nor invents a score, unless told to.
+Which judge: a test injects its own (fixed per test); in ``aem audit`` the check runs
+only where its ``[metrics."<check>"]`` table asks for it, uses ``metrics."<check>".judge``
+and, with none set, says ``skip`` — an audit never calls a model, nor invents a score,
+unless told to.
 """
 
 from __future__ import annotations
@@ -118,7 +121,7 @@ class LlmCheck(BaseCheck[LlmCheckSettings]):
 
     def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:
         turn, case = landing_turn(context), context.case
-        if turn is None or case is None:
+        if turn is None or case is None or not self.asked(context):
             return
         threshold = self.settings.threshold
         skip = self.skip_reason(case)
@@ -127,7 +130,7 @@ class LlmCheck(BaseCheck[LlmCheckSettings]):
             return
         answer = answer_turn(context)
         if answer is None or not (answer.text or "").strip():
-            yield result(self.name, turn, Outcome.FAIL, NO_ANSWER, score=0.0, threshold=threshold)
+            yield self.unmet(turn, NO_ANSWER, threshold)
             return
         try:
             judge = self._judge(context)

@@ -4,6 +4,10 @@ Only calls made *as tools* count (a tool-call turn in the session); a call count
 when the function failed, and order and arguments are ignored — those are
 ``tool_choice`` / ``argument_validity``'s questions. The threshold is a share 1–100 %,
 default 100 %: with two functions and 50 %, either one passes.
+
+In ``aem audit`` it runs only when its ``[metrics."check.tool_calls"]`` table is in the
+configuration — ``expected_tool_calls`` asks for ``tool_choice`` there — and leaves out
+the functions ``tool_choice`` already reports missing (:mod:`aem.checks.base`).
 """
 
 from __future__ import annotations
@@ -12,11 +16,12 @@ from collections.abc import Iterable
 
 from pydantic import Field
 
-from aem.cases import CaseField
+from aem.cases import Case, CaseField
 from aem.checks.answer import landing_turn
 from aem.checks.base import BaseCheck
 from aem.metrics.base import MetricContext, MetricSettings, result
-from aem.model import Evidence, MetricResult, Outcome
+from aem.metrics.tool_set import TOOL_CHOICE
+from aem.model import Evidence, MetricResult, Outcome, Turn
 
 TOOL_CALLS = "check.tool_calls"
 
@@ -47,31 +52,45 @@ class ToolCallsCheck(BaseCheck[ToolCallsSettings]):
 
     def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:
         turn = landing_turn(context)
-        if turn is None:
-            return
-        if context.case is None:
+        if turn is None or context.case is None or not self.asked(context):
             return
         skip = self.skip_reason(context.case)
         if skip:
             yield result(TOOL_CALLS, turn, Outcome.SKIP, skip)
             return
-        # ``match_tools`` scopes the comparison for this check as for the matcher: an
-        # expected call to a tool outside it is not required.
-        scope = context.case.match_tools
-        wanted = list(
-            dict.fromkeys(
-                c.name
-                for c in context.case.expected_tool_calls or []
-                if scope is None or c.name in scope
-            )
-        )
+        wanted = _wanted(context.case)
         if not wanted:
             yield result(TOOL_CALLS, turn, Outcome.SKIP, "no expected function is in match_tools")
             return
-        by_name: dict[str, list[str]] = {}
-        for t in context.tool_turns:
-            if t.tool_call is not None:
-                by_name.setdefault(t.tool_call.name, []).extend(t.span_ids[:1])
+        owned = self._reported_by_tool_choice(context, wanted)
+        if owned and owned == wanted:
+            why = f"not called: {', '.join(owned)} — reported by {TOOL_CHOICE} in this audit"
+            yield result(TOOL_CALLS, turn, Outcome.SKIP, why)
+            return
+        yield self._share(context, turn, [n for n in wanted if n not in owned], owned)
+
+    def _reported_by_tool_choice(self, context: MetricContext, wanted: list[str]) -> list[str]:
+        """The functions never called that ``tool_choice`` reports missing on this session.
+
+        Why: in ``aem audit`` both read the case's ``expected_tool_calls``; ``tool_choice``
+        is the audit metric of that field, so a missing call is its finding and this check
+        leaves it out rather than report it twice. A dataset test chose this check: there
+        it counts every function.
+        """
+        if self.audit is None or TOOL_CHOICE not in self.audit.running:
+            return []
+        found = context.tool_set_match
+        if found is None:
+            return []
+        called = _called(context)
+        missing = {found.expected_call(i).name for i in found.match.missing}
+        return [n for n in wanted if n in missing and n not in called]
+
+    def _share(
+        self, context: MetricContext, turn: Turn, wanted: list[str], owned: list[str]
+    ) -> MetricResult:
+        """The share of ``wanted`` called as tools, against the threshold."""
+        by_name = _called(context)
         called = [n for n in wanted if n in by_name]
         share = len(called) / len(wanted)
         threshold = self.settings.threshold
@@ -79,7 +98,9 @@ class ToolCallsCheck(BaseCheck[ToolCallsSettings]):
         missing = [n for n in wanted if n not in by_name]
         why = f"{len(called)} of {len(wanted)} functions called ({percent(share)}, threshold "
         why += f"{threshold:g}%)" + (f"; not called: {', '.join(missing)}" if missing else "")
-        yield result(
+        if owned:
+            why += f"; left to {TOOL_CHOICE}, which reports them missing: {', '.join(owned)}"
+        return result(
             TOOL_CALLS,
             turn,
             outcome,
@@ -91,3 +112,23 @@ class ToolCallsCheck(BaseCheck[ToolCallsSettings]):
             ]
             + [Evidence(expected=n, detail="not called") for n in missing],
         )
+
+
+def _wanted(case: Case) -> list[str]:
+    """The case's functions, each once; ``match_tools`` scopes them for this check as for
+    the matcher: an expected call to a tool outside it is not required."""
+    scope = case.match_tools
+    return list(
+        dict.fromkeys(
+            c.name for c in case.expected_tool_calls or [] if scope is None or c.name in scope
+        )
+    )
+
+
+def _called(context: MetricContext) -> dict[str, list[str]]:
+    """The functions called as tools, each with its calls' first span ids."""
+    by_name: dict[str, list[str]] = {}
+    for t in context.tool_turns:
+        if t.tool_call is not None:
+            by_name.setdefault(t.tool_call.name, []).extend(t.span_ids[:1])
+    return by_name

@@ -30,7 +30,8 @@ from aem.strict import MOVED_KEYS, ConfigError, closest, config_error, dotted_ke
 
 ENTRY_POINT_GROUP = "aem.metrics"
 # Checks are metrics too (aem.checks.base): registered once, in their own group, read after
-# the metrics' so their results keep their place among a turn's results.
+# the metrics' so their results keep their place among a turn's results; an audit runs
+# one only where asked (:func:`for_audit`).
 CHECKS_GROUP = "aem.checks"
 
 
@@ -148,8 +149,20 @@ def resolve(config: AemConfig) -> ResolvedMetrics:
         if name not in known:
             raise _unknown_metric(name, known, "metrics.disabled")
     disabled = set(config.metrics.disabled)
-    built = tuple(s.create(tables.get(s.name, {})) for s in specs if s.name not in disabled)
+    running = [s for s in specs if s.name not in disabled]
+    names = frozenset(s.name for s in running)
+    built = tuple(
+        for_audit(s.create(tables.get(s.name, {})), s.name in tables, names) for s in running
+    )
     return ResolvedMetrics(config, tuple(specs), built)
+
+
+def for_audit(metric: Metric, configured: bool, running: frozenset[str]) -> Metric:
+    """A check as an audit runs it (``for_audit``, :mod:`aem.checks.base`): only where its
+    table (``configured``) or the case asks, beside the other metrics ``running``. A
+    dataset test builds its checks from the specs itself, as the test chose them."""
+    hook = getattr(metric, "for_audit", None)
+    return hook(configured, running) if callable(hook) else metric
 
 
 def resolve_metrics(config: AemConfig) -> list[Metric]:
