@@ -7,6 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from scripts.generate_sample_traces import Session
 from tests.agent_kit import (
     GenAIAgent,
@@ -172,3 +174,115 @@ def test_tool_execution_and_claimed_success_share_one_recovery_rule(tmp_path: Pa
     answer = session(report, "book-2")["turns"][-1]
     [truth] = [m for m in answer["metrics"] if m["name"] == "correctness.truthfulness"]
     assert truth["outcome"] == "pass", truth["explanation"]
+
+
+# --- the error is read: transient vs about an argument (generated sessions) -------------
+
+TRANSIENT = [
+    "upstream timed out after 30 s",
+    "HTTP 503 Service Unavailable",
+    "429 Too Many Requests: rate limit exceeded",
+    "connection reset by peer",
+    "Превышено время ожидания ответа",
+    "Сервис временно недоступен, повторите попытку позже",
+]
+ABOUT_AN_ARGUMENT = [
+    "date 2026-02-30 is not a valid date",
+    "carrier ACME not found",
+    "carrier not allowed on this route",
+    "syntax error near ACME",
+    "Неверный перевозчик ACME",
+    "Перевозчик ACME не найден",
+]
+
+
+def _quote_then(error: str, retry: dict[str, Any]) -> list[Any]:
+    """A quote that failed with ``error``, the retry ``retry`` that succeeded, the results
+    of ``tool_execution`` on them."""
+    from aem.metrics.tool_execution import ToolExecution
+    from aem.testing import make_session, make_tool_call, make_turn, run_metric
+
+    first = {"carrier": "ACME", "date": "2026-02-30"}
+    turns = make_session(
+        make_tool_call("get_quote", first, error=error),
+        make_tool_call("get_quote", retry, result={"price": 95}),
+        make_turn("answer", text="The quote is 95."),
+    )
+    return run_metric(ToolExecution(), turns)
+
+
+@pytest.mark.parametrize("error", TRANSIENT + ABOUT_AN_ARGUMENT)
+def test_the_error_is_classified(error: str) -> None:
+    from aem.evidence.recovery import ErrorKind, error_kind
+
+    expected = ErrorKind.TRANSIENT if error in TRANSIENT else ErrorKind.ARGUMENT
+    assert error_kind(error) is expected
+
+
+@pytest.mark.parametrize("error", TRANSIENT)
+def test_a_transient_error_is_not_recovered_by_other_arguments(error: str) -> None:
+    other = _quote_then(error, {"carrier": "BOLT", "date": "2026-02-30"})
+    assert other[0].outcome.value == "fail" and "recovered" not in other[0].explanation
+    [quoted] = other[0].evidence
+    assert quoted.actual == error and "transient error of get_quote(" in str(quoted.detail)
+    same = _quote_then(error, {"carrier": "ACME", "date": "2026-02-30"})
+    assert same[0].outcome.value == "pass" and "recovered by t2" in same[0].explanation
+
+
+@pytest.mark.parametrize("error", ABOUT_AN_ARGUMENT)
+def test_an_argument_error_is_recovered_by_changing_the_named_argument(error: str) -> None:
+    named = "date" if "date" in error else "carrier"
+    retry = {"carrier": "ACME", "date": "2026-02-30", named: "CHANGED"}
+    fixed = _quote_then(error, retry)
+    assert fixed[0].outcome.value == "pass" and "recovered by t2" in fixed[0].explanation
+    unnamed = "carrier" if named == "date" else "date"
+    other = _quote_then(error, {"carrier": "ACME", "date": "2026-02-30", unnamed: "CHANGED"})
+    assert other[0].outcome.value == "fail", "changing what the error does not name is no fix"
+    assert "argument error of get_quote(" in str(other[0].evidence[0].detail)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "fixed"),
+    [
+        # a fragment of the value: payment_id = certificate_…
+        (
+            {"payment_id": "certificate_9312", "user_id": "ann_7"},
+            "certificate cannot be used for this reservation",
+            "payment_id",
+        ),
+        # the kind of the values: origin and destination are airports
+        (
+            {"origin": "JFK", "destination": "SEA", "user_id": "ann_7"},
+            "no route for the given airports",
+            "origin",
+        ),
+        (
+            {"origin": "JFK", "destination": "SEA", "user_id": "ann_7"},
+            "Маршрут между аэропортами не найден",
+            "destination",
+        ),
+    ],
+    ids=["value-fragment", "kind-en", "kind-ru"],
+)
+def test_an_argument_named_by_a_fragment_or_kind_is_the_fix(
+    arguments: dict[str, Any], error: str, fixed: str
+) -> None:
+    from aem.evidence.recovery import named_arguments
+    from aem.metrics.tool_execution import ToolExecution
+    from aem.testing import make_session, make_tool_call, run_metric
+
+    assert fixed in named_arguments(arguments, error) and "user_id" not in named_arguments(
+        arguments, error
+    )
+    session = make_session(
+        make_tool_call("book", arguments, error=error),
+        make_tool_call("book", {**arguments, fixed: "OTHER"}, result="booked"),
+    )
+    [failed, _] = run_metric(ToolExecution(), session)
+    assert failed.outcome.value == "pass" and "recovered by t2" in failed.explanation
+    session = make_session(
+        make_tool_call("book", arguments, error=error),
+        make_tool_call("book", {**arguments, "user_id": "bob_1"}, result="booked"),
+    )
+    [failed, _] = run_metric(ToolExecution(), session)
+    assert failed.outcome.value == "fail"

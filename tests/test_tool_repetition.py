@@ -52,3 +52,41 @@ def test_it_is_registered_with_its_settings_table() -> None:
         assert "metrics.tool_repetition.scope" in str(exc)
     else:
         raise AssertionError("an invalid scope must fail at load")
+
+
+def test_a_retry_after_a_state_changing_success_is_no_repetition() -> None:
+    """Booking failed twice for want of a payment method; the agent added one, and the
+    third identical booking is a retry of a changed world, not a loop."""
+    refused = "no payment method on file"
+    book = {"flight": "AF123"}
+    fixed = _outcomes(
+        make_tool_call("book_flight", book, error=refused),
+        make_tool_call("book_flight", book, error=refused),
+        make_tool_call("add_payment_method", {"card": "visa"}, result="ok"),
+        make_tool_call("book_flight", book, result="booked"),
+    )
+    assert fixed == [("t1", "pass"), ("t2", "pass"), ("t3", "pass"), ("t4", "pass")]
+
+
+def test_a_read_only_or_failed_call_between_does_not_reset_the_count() -> None:
+    book = {"flight": "AF123"}
+    for between in (
+        make_tool_call("get_user_details", {"user": "ann"}, result={"cards": []}),
+        make_tool_call("add_payment_method", {"card": "visa"}, error="card declined"),
+    ):
+        session = make_session(
+            make_tool_call("book_flight", book, error="no payment method on file"),
+            make_tool_call("book_flight", book, error="no payment method on file"),
+            between,
+            make_tool_call("book_flight", book, error="no payment method on file"),
+        )
+        results = run_metric(ToolRepetition(), session)
+        assert [r.outcome.value for r in results] == ["pass", "pass", "pass", "fail"]
+        [first, _] = results[3].evidence
+        assert first.actual == book and "failed: no payment method on file" in str(first.detail)
+        assert "no state-changing success between" in results[3].explanation
+
+
+def test_a_repeated_state_changing_call_itself_still_loops() -> None:
+    same = [make_tool_call("update_address", {"zip": "75001"}, result="ok") for _ in range(3)]
+    assert _outcomes(*same) == [("t1", "pass"), ("t2", "pass"), ("t3", "fail")]

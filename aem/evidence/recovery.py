@@ -7,15 +7,24 @@ while the other does not, so the report contradicted itself.
 
 Recovered means the same intent succeeded later: the same tool (names compared by
 :func:`aem.matching.names.tool_key`, so ``cd<|channel|>commentary`` retries ``cd``), in
-the same agent context, with equivalent arguments by AEM's comparison — except the
-arguments the error message names (by key or by value), which were what the retry had
-to change. A failed quote from carrier A is not recovered by a quote from carrier B.
+the same agent context, with equivalent arguments by AEM's comparison — except what the
+error says was wrong. The error is read first (:func:`error_kind`):
+
+* a *transient* error (a timeout, a 5xx, a rate limit, an unavailable service, a reset
+  connection) says nothing about the arguments: only the same call succeeding later
+  recovers it — a quote from carrier B does not recover a timed-out quote from A;
+* any other error may name arguments — by key ("date … is not valid"), by value or a
+  fragment of one ("certificate cannot be used" names ``payment_id =
+  certificate_9312``), or by kind ("no route for the given airports" names ``origin``
+  and ``destination``): those were what the retry had to change, so they are not
+  compared (:func:`named_arguments`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from aem.compare.structured import maybe_json
@@ -23,9 +32,42 @@ from aem.matching.cost import ArgumentJudge, CallRules, argument_mismatches
 from aem.matching.names import tool_key
 from aem.matching.settings import MatchSettings
 from aem.model import Turn
+from aem.vocabulary import (
+    ARGUMENT_ERROR_CUES,
+    ARGUMENT_KINDS,
+    STOP_WORDS,
+    TRANSIENT_ERROR_CUES,
+)
 
 if TYPE_CHECKING:
     from aem.compare import SemanticComparator
+
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+class ErrorKind(StrEnum):
+    """What a tool error is about, as its message (and exception type) says."""
+
+    TRANSIENT = "transient"  # the service: only the same call succeeding recovers it
+    ARGUMENT = "argument"  # what the call asked for: changing the named argument fixes it
+    OTHER = "other"  # says neither: the arguments it names, if any, are the fix
+
+
+def error_kind(error: str, error_type: str | None = None) -> ErrorKind:
+    """Transient or about an argument; a transient cue wins (a "503: invalid response"
+    is the server's, not the call's).
+
+    >>> error_kind("upstream timed out after 30 s").value, error_kind("Сервис недоступен").value
+    ('transient', 'transient')
+    >>> error_kind("certificate cannot be used").value, error_kind("Рейс не найден").value
+    ('argument', 'argument')
+    """
+    text = f"{error_type or ''} {error}"
+    if TRANSIENT_ERROR_CUES.search(text):
+        return ErrorKind.TRANSIENT
+    if ARGUMENT_ERROR_CUES.search(text):
+        return ErrorKind.ARGUMENT
+    return ErrorKind.OTHER
 
 
 def recovered_by(
@@ -33,14 +75,13 @@ def recovered_by(
 ) -> Turn | None:
     """The first turn of ``later`` that recovers ``turn``'s failed call, if any: a
     successful, executed call of the same tool in the same context with equivalent
-    arguments (those the error names excepted)."""
+    arguments (those a non-transient error names excepted)."""
     failed = turn.tool_call
     assert failed is not None
     key = tool_key(failed.name)
     wanted = _arguments(failed.arguments)
-    rules = CallRules(
-        {k: v for k, v in wanted.items() if not _named_in_error(k, v, failed.error or "")}
-    )
+    fixed = named_arguments(wanted, failed.error or "", failed.error_type)
+    rules = CallRules({k: v for k, v in wanted.items() if k not in fixed})
     judge = ArgumentJudge(comparator, settings)
     for candidate in later:
         call = candidate.tool_call
@@ -57,6 +98,25 @@ def recovered_by(
     return None
 
 
+def named_arguments(
+    arguments: Mapping[str, Any], error: str, error_type: str | None = None
+) -> set[str]:
+    """The arguments ``error`` says were wrong (none for a transient error).
+
+    >>> sorted(named_arguments({"payment_id": "certificate_9312", "user": "ann"},
+    ...                        "certificate cannot be used"))
+    ['payment_id']
+    >>> sorted(named_arguments({"origin": "JFK", "destination": "SEA", "date": "2026-05-01"},
+    ...                        "no route for the given airports"))
+    ['destination', 'origin']
+    >>> named_arguments({"carrier": "ACME"}, "quote for ACME timed out")
+    set()
+    """
+    if error_kind(error, error_type) is ErrorKind.TRANSIENT:
+        return set()
+    return {k for k, v in arguments.items() if _named_in_error(k, v, error)}
+
+
 def _arguments(value: object) -> Mapping[str, Any]:
     """A call's arguments as a mapping (JSON text parsed; anything else is none)."""
     parsed = maybe_json(value)
@@ -64,12 +124,12 @@ def _arguments(value: object) -> Mapping[str, Any]:
 
 
 def _named_in_error(key: str, value: Any, error: str) -> bool:
-    """The error message says this argument was wrong: it names the argument (the key,
-    or a word of it: "payment amount does not add up" names ``payment_methods``; "no
-    seats on flight X" names ``flights``) or quotes one of its values, nested ones too.
+    """The error message names this argument: by its key (or a word of it: "payment
+    amount does not add up" names ``payment_methods``; "no seats on flight X" names
+    ``flights``), by a value or a word of one, nested ones too, or by its kind.
 
     A generic failure names nothing, so a retry that changes any argument is another
-    intent: a timed-out quote from carrier A is not recovered by a quote from carrier B.
+    intent.
 
     >>> _named_in_error("date", "2026-02-30", "date 2026-02-30 is not a valid date")
     True
@@ -81,19 +141,51 @@ def _named_in_error(key: str, value: Any, error: str) -> bool:
     False
     """
     text = error.casefold()
-    words = set(re.findall(r"[a-z]+", text))
-    for part in re.split(r"[_\W]+|(?<=[a-z])(?=[A-Z])", key):
-        stem = part.casefold()
+    words = set(_WORD.findall(text))
+    if _key_named(key, words):
+        return True
+    leaves = list(argument_leaves(value))
+    if any(re.search(rf"(?<![\w.]){re.escape(leaf)}(?![\w])", text) for leaf in leaves):
+        return True
+    if any(w in words for leaf in leaves for w in _fragments(leaf)):
+        return True
+    return _kind_named(key, list(argument_leaves(value, fold=False)), words)
+
+
+def _key_parts(key: str) -> list[str]:
+    """``paymentMethod_id`` → payment, method, id (lower case)."""
+    return [p.casefold() for p in re.split(r"[_\W]+|(?<=[a-z])(?=[A-Z])", key) if p]
+
+
+def _key_named(key: str, words: set[str]) -> bool:
+    for stem in _key_parts(key):
         if len(stem) >= 3 and ({stem, stem.removesuffix("s"), f"{stem}s"} & words):
             return True
-    return any(
-        re.search(rf"(?<![\w.]){re.escape(leaf)}(?![\w])", text) for leaf in argument_leaves(value)
-    )
+    return False
 
 
-def argument_leaves(value: Any) -> Iterable[str]:
+def _fragments(leaf: str) -> Iterable[str]:
+    """The words of a value that may name it ("certificate_9312" → certificate): four
+    letters at least and no stop word, so "the" or "id" names nothing."""
+    return (w for w in _WORD.findall(leaf) if len(w) >= 4 and w not in STOP_WORDS and w != leaf)
+
+
+def _kind_named(key: str, leaves: list[str], words: set[str]) -> bool:
+    """The error calls the argument by its kind: a kind word it says ("airports") covers
+    the argument's name (``origin``) or the shape of its value as written (``JFK``)."""
+    parts = set(_key_parts(key))
+    for said, keys, shape in ARGUMENT_KINDS:
+        if not any(w.startswith(s) for w in words for s in said):
+            continue
+        if parts & set(keys) or (shape and any(re.fullmatch(shape, leaf) for leaf in leaves)):
+            return True
+    return False
+
+
+def argument_leaves(value: Any, fold: bool = True) -> Iterable[str]:
     """The scalar values inside an argument, as text (two characters at least: a lone
-    digit or letter in a message names nothing); JSON text is read as its values."""
+    digit or letter in a message names nothing), case-folded unless ``fold`` is off;
+    JSON text is read as its values."""
     stack = [maybe_json(value)]
     while stack:
         node = stack.pop()
@@ -102,6 +194,6 @@ def argument_leaves(value: Any) -> Iterable[str]:
         elif isinstance(node, list | tuple):
             stack.extend(node)
         elif node is not None and not isinstance(node, bool):
-            text = str(node).casefold()
+            text = str(node).casefold() if fold else str(node)
             if len(text) >= 2:
                 yield text

@@ -6,7 +6,10 @@ flagged only where the case expects data (case field ``expect_data``: tool names
 A tool error the agent recovered from (a later call with the same intent — the same tool,
 equivalent arguments — in the same context succeeded; the rule is
 :func:`aem.evidence.recovery.recovered_by`, which the claimed-success check shares) follows
-``[metrics.tool_execution] recovered_error_outcome``.
+``[metrics.tool_execution] recovered_error_outcome``. The error is read first: a
+transient one (timeout, 5xx, rate limit) is recovered only by the same call succeeding;
+one about an argument by a call that changes the argument it names. Every failure's
+evidence quotes the error, its kind and the call.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from aem.evidence.recovery import error_kind
 from aem.metrics.base import (
     BaseMetric,
     CaseField,
@@ -97,7 +101,13 @@ class ToolExecution(BaseMetric[ToolExecutionSettings]):
         """A failed call: a root cause, unless recovered and recoveries are configured to pass."""
         call = turn.tool_call
         assert call is not None and call.error is not None
-        where = Evidence(span_id=turn.span_ids[0], field="status", actual=call.error)
+        kind = error_kind(call.error, call.error_type)
+        where = Evidence(
+            span_id=turn.span_ids[0],
+            field="status",
+            actual=call.error,
+            detail=f"{kind.value} error of {call.name}({call.arguments_raw or call.arguments})",
+        )
         label = (
             f"{call.error_type}: "
             if call.error_type and not call.error.startswith(call.error_type)
