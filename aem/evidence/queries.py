@@ -40,9 +40,27 @@ def top_context_turns(session: Session) -> list[Turn]:
     return [t for t in turns if t.context == turns[0].context] if turns else []
 
 
+_SPOKEN = (TurnKind.ANSWER, TurnKind.REASONING)
+
+
 def answers_to_user(session: Session) -> list[Turn]:
-    """Answer turns of the top-level context; a sub-agent's answer is not the user's."""
-    return [t for t in top_context_turns(session) if t.kind is TurnKind.ANSWER]
+    """Answer turns of the top-level context that the user is told; a sub-agent's answer
+    is not the user's.
+
+    Why not every top-level answer: in a group chat (several agents' model outputs in
+    one context — an AG2 group chat, Magentic-One) a member's message is addressed to the
+    other members. Decided by structure, not by names: when the top-level context's
+    outputs come from more than one agent, the answer to the user is the last speaker's
+    closing output — its answers after which no other agent speaks.
+    """
+    top = top_context_turns(session)
+    answers = [t for t in top if t.kind is TurnKind.ANSWER]
+    spoken = [t for t in top if t.kind in _SPOKEN]
+    if len({t.agent for t in spoken}) <= 1:
+        return answers
+    last = spoken[-1].agent
+    others_end = max(t.index for t in spoken if t.agent != last)
+    return [t for t in answers if t.index > others_end]
 
 
 def final_turn(session: Session) -> Turn | None:

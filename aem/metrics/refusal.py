@@ -2,8 +2,11 @@
 honestly that the agent does not know or cannot help — offering a human or asking for
 contact details is fine — instead of stating a plausible fact it could not have found.
 
-Judged on the last answer to the user of ``oos`` cases only (:mod:`aem.metrics.applies`).
-The embedded default, English and Russian:
+Judged on ``oos`` cases only (:mod:`aem.metrics.applies`), on the answer that responds
+to the out-of-scope question: the first answer to the user after it (the first whose model
+input holds the case's ``question``, when the trace shows inputs), passing over a greeting
+or a question back to the user, which answer nothing yet. An earlier answer was to
+something else, a later one to a follow-up. The embedded default, English and Russian:
 
 * a sentence declines when it has a cue phrase (``I don't know``, ``не знаю``…) or its
   embedding is close to one of AEM's refusal exemplars (:mod:`aem.evidence.refusal_cues`);
@@ -11,7 +14,9 @@ The embedded default, English and Russian:
   question's own date may be repeated);
 * every other sentence — not declining, not offering a human — must be supported by
   the context like a groundedness claim: "I don't know, but usually it takes 3 days" is
-  an invented fact behind a polite opening.
+  an invented fact behind a polite opening;
+* escalating is honest too: an answer that says what the context does hold and offers a
+  human (or asks for contacts) passes without a refusal sentence.
 
 With a judge configured, the judge decides (``aem/judges/prompts/refusal.v1.txt``).
 """
@@ -36,6 +41,7 @@ from aem.evidence import (
     is_claim,
     offers_help,
     sentence_pieces,
+    strip_citations,
     value_supported,
 )
 from aem.judges.base import JudgeConfigError
@@ -59,6 +65,31 @@ def _after_but(sentence: str) -> str | None:
     return parts[1].strip() if len(parts) == 2 else None
 
 
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _responds(turn: Turn) -> bool:
+    """Whether an answer says something to the question — declines, offers a human or
+    states a claim — rather than only greeting or asking back."""
+    sentences = sentence_pieces(turn.text or "")
+    return any(has_cue(s) or offers_help(s) or is_claim(s) for s in sentences)
+
+
+def responding_answer(answers: list[Turn], question: str | None) -> Turn | None:
+    """The answer that responds to the out-of-scope ``question``: the first of
+    ``answers`` after it was asked (the first whose model input holds it; all of them when
+    no input shows it) that :func:`_responds`."""
+    if question and question.strip():
+        asked = [i for i, t in enumerate(answers) if _asked_in(t, _folded(question))]
+        answers = answers[asked[0] :] if asked else answers
+    return next((t for t in answers if _responds(t)), None)
+
+
+def _asked_in(turn: Turn, question: str) -> bool:
+    return any(question in _folded(text) for text in turn.seen_inputs)
+
+
 def decline_scores(
     sentences: list[str], embedder: TextEmbedder, extra: list[str], *, english_model: bool
 ) -> list[float]:
@@ -78,6 +109,41 @@ def decline_scores(
         else float(cosines[i].max())
         for i, sentence in enumerate(sentences)
     ]
+
+
+def _invented_value(
+    context: MetricContext, turn: Turn, grounding: Grounding
+) -> MetricResult | None:
+    """The failure for the first value the answer states that nothing the agent found
+    supports; "(Passage 2)" names a source, so its number is no value stated."""
+    settings = context.services.compare
+    for value in extract_claims(strip_citations(turn.text or ""), settings):
+        if not value_supported(value, grounding, settings):
+            return result(
+                NAME,
+                turn,
+                Outcome.FAIL,
+                f"states {value.raw!r}, which nothing the agent found supports: an "
+                "invented fact, not an honest refusal",
+                score=0.0,
+                evidence=[Evidence(span_id=turn.span_ids[0], field="value", actual=value.raw)],
+            )
+    return None
+
+
+def _states_unsupported(
+    turn: Turn, claim: str, beside: str, threshold: float | None = None
+) -> MetricResult:
+    """The failure for a claim beside the refusal (or the offer) that nothing supports."""
+    return result(
+        NAME,
+        turn,
+        Outcome.FAIL,
+        f"{beside} states {claim!r}, which nothing the agent found supports",
+        score=0.0,
+        threshold=threshold,
+        evidence=[Evidence(span_id=turn.span_ids[0], field="claim", actual=claim)],
+    )
 
 
 class RefusalSettings(MetricSettings):
@@ -109,12 +175,15 @@ class Refusal(BaseMetric[RefusalSettings]):
         if not gets_refusal(context):
             return
         answers = [t for t in context.answers if (t.text or "").strip()]
-        if not answers:
-            turn = context.final_turn
+        question = context.case.question if context.case is not None else None
+        answer = responding_answer(answers, question)
+        if answer is None:
+            turn = answers[-1] if answers else context.final_turn
             if turn is not None:
-                yield result(NAME, turn, Outcome.SKIP, "the agent gave no answer to judge")
+                why = "only greets or asks back" if answers else "gave no answer to judge"
+                yield result(NAME, turn, Outcome.SKIP, f"the agent {why}")
             return
-        yield self.judge_answer(context, answers[-1])
+        yield self.judge_answer(context, answer)
 
     def judge_answer(self, context: MetricContext, turn: Turn) -> MetricResult:
         text = turn.text or ""
@@ -139,23 +208,16 @@ class Refusal(BaseMetric[RefusalSettings]):
         return list(zip(sentences, scores, strict=True))
 
     def _embedded(self, context: MetricContext, turn: Turn, grounding: Grounding) -> MetricResult:
-        settings = context.services.compare
         span = turn.span_ids[0]
-        for value in extract_claims(turn.text or "", settings):
-            if not value_supported(value, grounding, settings):
-                return result(
-                    NAME,
-                    turn,
-                    Outcome.FAIL,
-                    f"states {value.raw!r}, which nothing the agent found supports: an "
-                    "invented fact, not an honest refusal",
-                    score=0.0,
-                    evidence=[Evidence(span_id=span, field="value", actual=value.raw)],
-                )
+        invented = _invented_value(context, turn, grounding)
+        if invented is not None:
+            return invented
         sentences = [s.strip() for s in sentence_pieces(turn.text or "") if s.strip()]
         scored = self._declining(context, sentences)
         threshold = self.settings.similarity_threshold
         declining = [(s, score) for s, score in scored if score >= threshold]
+        if not declining and any(map(offers_help, sentences)):
+            return self._escalation(context, turn, sentences, grounding)
         if not declining:
             best = max(scored, key=lambda item: item[1])
             return result(
@@ -185,15 +247,7 @@ class Refusal(BaseMetric[RefusalSettings]):
         ]
         failed = self._unsupported(context, rest, grounding)
         if failed is not None:
-            return result(
-                NAME,
-                turn,
-                Outcome.FAIL,
-                f"declines, but also states {failed!r}, which nothing the agent found supports",
-                score=0.0,
-                threshold=threshold,
-                evidence=[Evidence(span_id=span, field="claim", actual=failed)],
-            )
+            return _states_unsupported(turn, failed, "declines, but also", threshold)
         offer = (
             " and offers a human or asks for contacts" if any(map(offers_help, sentences)) else ""
         )
@@ -205,6 +259,20 @@ class Refusal(BaseMetric[RefusalSettings]):
             f"declines honestly ({first!r}, score {score:.2f}){offer}",
             score=score,
             threshold=threshold,
+        )
+
+    def _escalation(
+        self, context: MetricContext, turn: Turn, sentences: list[str], grounding: Grounding
+    ) -> MetricResult:
+        """No refusal sentence, but an offer of a human: honest when every other
+        sentence states only what the context holds."""
+        claims = [s for s in sentences if not offers_help(s) and is_claim(s)]
+        failed = self._unsupported(context, claims, grounding)
+        if failed is not None:
+            return _states_unsupported(turn, failed, "offers a human, but first")
+        said = f" after {len(claims)} statement(s) the context supports" if claims else ""
+        return result(
+            NAME, turn, Outcome.PASS, f"escalates: offers a human or asks for contacts{said}"
         )
 
     def _unsupported(
