@@ -286,3 +286,15 @@ def test_an_argument_named_by_a_fragment_or_kind_is_the_fix(
     )
     [failed, _] = run_metric(ToolExecution(), session)
     assert failed.outcome.value == "fail"
+
+
+def test_a_traceback_quoting_the_code_does_not_name_the_code_argument() -> None:
+    """Words of a text value (code, a query) are not its name: a traceback that quotes
+    the code says which line broke, not that another program is the same intent."""
+    from aem.evidence.recovery import named_arguments
+
+    code = {"code": "rows = load_rows()\nprint(result)"}
+    assert named_arguments(code, "NameError: name 'result' is not defined") == set()
+    assert named_arguments({"payment_id": "gift_card_7"}, "gift card balance too low") == {
+        "payment_id"
+    }

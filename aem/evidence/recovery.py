@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from aem.compare import SemanticComparator
 
 _WORD = re.compile(r"[^\W\d_]+")
+# The longest value read as an identifier whose words may name it (ids, codes, slugs).
+_IDENTIFIER_LENGTH = 64
 
 
 class ErrorKind(StrEnum):
@@ -165,8 +167,12 @@ def _key_named(key: str, words: set[str]) -> bool:
 
 
 def _fragments(leaf: str) -> Iterable[str]:
-    """The words of a value that may name it ("certificate_9312" → certificate): four
-    letters at least and no stop word, so "the" or "id" names nothing."""
+    """The words of an identifier-like value that may name it ("certificate_9312" →
+    certificate): four letters at least and no stop word, so "the" or "id" names nothing.
+    A value with spaces (code, a query, a message) is text, not a name: a traceback that
+    quotes a line of the code names the code's words, not which argument was wrong."""
+    if len(leaf) > _IDENTIFIER_LENGTH or any(c.isspace() for c in leaf):
+        return ()
     return (w for w in _WORD.findall(leaf) if len(w) >= 4 and w not in STOP_WORDS and w != leaf)
 
 
