@@ -50,7 +50,7 @@ FLIGHTS = _result(
 def test_a_count_is_the_length_of_the_returned_list() -> None:
     verdict = _verdict("I found 3 flights for you.", "3", ("t1 search result", FLIGHTS))
     assert verdict.how == "derived" and "3 items in t1 search result 'flights'" in verdict.quote
-    verdict = _verdict("I found 3 flights for you.", "3", ("t1 search result", '{"x": 7}'))
+    verdict = _verdict("I found 5 flights for you.", "5", ("t1 search result", FLIGHTS))
     assert verdict.status == "unsupported"
 
 
@@ -73,7 +73,15 @@ def test_a_count_of_retrieved_documents() -> None:
     verdict = _verdict("Two articles cover this.", "Two", *docs)
     assert verdict.status == "supported" and "2 documents in t1 documents" in verdict.quote
     verdict = _verdict("Two passengers travel.", "Two", *docs)
-    assert verdict.status == "unsupported"  # documents count as documents, not passengers
+    assert verdict.how != "derived"  # documents count as documents, not passengers
+
+
+def test_a_count_of_what_nothing_lists_is_no_proof() -> None:
+    """ "Compare the two menus" in a plan: nothing the turn saw enumerates menus, so the
+    count can be neither supported nor failed; a duration is no list length either."""
+    for answer, stated in (("Compare the two menus.", "two"), ("It took 27 years.", "27")):
+        verdict = _verdict(answer, stated, ("t1 search result", FLIGHTS))
+        assert verdict.status == "not checkable", answer
 
 
 def test_a_total_of_n_amounts_the_answer_lists() -> None:

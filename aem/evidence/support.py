@@ -51,7 +51,11 @@ _DURATION = re.compile(
 # What a small integer counts: a plural noun right after it, perhaps past one word
 # ("3 options", "4 free bags", "три варианта"). Without one it is list numbering, a
 # step, an hour — not a claim worth checking.
-_COUNTED_NOUN = re.compile(r"\s+(?:[a-zа-яё]+\s+)?(?P<noun>[a-z]{2,}s|[а-яё]{3,})\b", re.IGNORECASE)
+_COUNTED_NOUN = re.compile(
+    r"[ \t]+(?:[a-zа-яё]+[ \t]+)?(?P<noun>[a-z]{2,}s|[а-яё]{3,})\b", re.IGNORECASE
+)
+# Durations are arithmetic on dates ("it took 27 years"), not the length of a list.
+_TIME_NOUNS = ("second", "minute", "hour", "day", "week", "month", "year", "decade", "night")
 _MAX_COUNTED = 99
 
 
@@ -82,15 +86,18 @@ def is_distinctive(value: StatedValue, text: str = "") -> bool:
 
 def counted_noun(value: StatedValue, text: str) -> str | None:
     """The noun a small whole number counts in ``text`` ("3 options" → ``options``)."""
+    if value.kind != "number":
+        return None
     number = float(value.value)  # type: ignore[arg-type]
-    if value.kind != "number" or not number.is_integer() or not 2 <= number <= _MAX_COUNTED:
+    if not number.is_integer() or not 2 <= number <= _MAX_COUNTED:
         return None
     if not text or text[value.start : value.end] != value.raw:
         return None
     found = _COUNTED_NOUN.match(text, value.end)
-    if found is None or found.group("noun").lower() in STOP_WORDS:
+    noun = found.group("noun").lower() if found else ""
+    if not noun or noun in STOP_WORDS or noun.startswith(_TIME_NOUNS):
         return None
-    return found.group("noun").lower()
+    return noun
 
 
 def said_at_boundary(raw: str, text: str) -> bool:
@@ -928,6 +935,9 @@ def support_value(
     otherwise by a record under the same key (contradicted), or none of these."""
     if not is_distinctive(value, text):
         return ValueSupport(value, "not checkable", quote="not distinctive")
+    noun = counted_noun(value, text)
+    if noun is not None and _counts_checkable(value) and not _enumerated(noun, seen, text):
+        return ValueSupport(value, "not checkable", quote=f"nothing the turn saw lists {noun}")
     if seen.supports(value, settings, date_slack_days=date_slack_days):
         text_seen = seen.text_at_hand()
         verbatim = text_seen is not None and said_at_boundary(value.raw.lower(), text_seen)
@@ -939,6 +949,27 @@ def support_value(
     if other is not None:
         return ValueSupport(value, "contradicted", quote=other, closest=other)
     return ValueSupport(value, "unsupported", closest=seen.closest(value))
+
+
+def _counts_checkable(value: StatedValue) -> bool:
+    """Checkable as a count only: a small bare integer (no unit, under 100)."""
+    return value.unit is None and float(value.value) < 100  # type: ignore[arg-type]
+
+
+def _enumerated(noun: str, seen: SeenValues, text: str) -> bool:
+    """Whether what the turn saw enumerates ``noun``, so a count of it is a checkable
+    fact: a list under a key naming it, a result that is itself a list (its rows),
+    retrieved documents counted as documents, or an
+    amount of it per unit ("2 free bags per passenger"). "Compare the two menus" in a
+    plan counts nothing the context lists: no proof either way."""
+    for counted in seen.counts:
+        if counted.key == "documents":
+            if noun.startswith(DOCUMENT_NOUNS):
+                return True
+        elif counted.key is None or _stem(counted.key.rsplit(".", 1)[-1]) == _stem(noun):
+            return True  # a result that is a list: its rows are what the answer counts
+    per_unit = re.compile(rf"\b{re.escape(_stem(noun))}\w*\s+(?:per|each|for each)\b")
+    return bool(per_unit.search(seen.text) or per_unit.search(text.lower()))
 
 
 def _same_key_value(value: StatedValue, text: str, seen: SeenValues) -> str | None:
