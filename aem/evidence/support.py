@@ -678,13 +678,31 @@ def _listed_total(
         listed = sorted((q for q in pools.get(group, []) if q.source == _OWN), key=_position)
         before = [q for q in listed if _position(q) < at]
         after = [q for q in listed if _position(q) > at]
-        for run in (
-            *(before[i:] for i in range(len(before) - 1)),
-            *(after[: i + 2] for i in range(len(after) - 1)),
-        ):
-            if abs(sum(q.value for q in run) - number) <= tolerance:
-                return " + ".join(q.raw for q in run) + _from(*run)
+        # Running sums, in the order the runs were always tried (longest run before the
+        # claim first, then the shortest after it): a long text lists hundreds of
+        # numbers, and summing each run afresh was cubic in them.
+        suffix = [0.0] * (len(before) + 1)
+        for i in range(len(before) - 1, -1, -1):
+            suffix[i] = suffix[i + 1] + before[i].value
+        found = next(
+            (i for i in range(len(before) - 1) if _near(suffix[i], number, tolerance)), None
+        )
+        if found is not None:
+            return _summed(before[found:])
+        prefix = 0.0
+        for i, quantity in enumerate(after):
+            prefix += quantity.value
+            if i >= 1 and _near(prefix, number, tolerance):
+                return _summed(after[: i + 1])
     return None
+
+
+def _near(total: float, number: float, tolerance: float) -> bool:
+    return abs(total - number) <= tolerance
+
+
+def _summed(run: list[Quantity]) -> str:
+    return " + ".join(q.raw for q in run) + _from(*run)
 
 
 def _labelled_total(
@@ -698,7 +716,10 @@ def _labelled_total(
             if q.source != _OWN:
                 continue
             at = _position(q)
-            line = text[text.rfind("\n", 0, at) + 1 : at]
+            # A label sits within a few dozen characters of its amount; searching the
+            # whole line (a code block's can be thousands long) for each amount was
+            # quadratic in long texts.
+            line = text[max(text.rfind("\n", 0, at) + 1, at - _LABEL_REACH) : at]
             found = _LABEL_BEFORE.search(line)
             if found is not None:
                 columns.setdefault(found.group("label").strip(" *_-").lower(), []).append(q)
@@ -915,6 +936,7 @@ class ValueSupport:
 
 
 # "Total price: $503", "**Balance** — 171": the label a value is stated under.
+_LABEL_REACH = 200
 _LABEL_BEFORE = re.compile(r"(?P<label>[^\W\d_][\w ]{1,30}?)[\s*_]*(?::|=|—|\bis\b)[\s*_$€£¥]*$")
 
 
