@@ -44,8 +44,10 @@ _LONG_DIGITS = 6
 _BARE_DIGITS = re.compile(r"^\d+$")
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")
 # "24-hour" is "24 hours" said as an adjective: the count with its unit word.
+# "2-year-old" is an age: the count alone ("kid age 2") states it.
 _DURATION = re.compile(
-    r"^(\d+)[-\s]?(hours?|days?|weeks?|months?|years?|minutes?|nights?|дн\w*|час\w*)$",
+    r"^(\d+)[-\s]?(hours?|days?|weeks?|months?|years?|minutes?|nights?|дн\w*|час\w*)"
+    r"([-\s]old)?$",
     re.IGNORECASE,
 )
 # What a small integer counts: a plural noun right after it, perhaps past one word
@@ -242,6 +244,8 @@ class SeenValues:
         duration = _DURATION.match(value.raw.strip()) if value.kind == "id" else None
         if duration is not None:
             number, unit = duration.group(1), duration.group(2).lower()[:3]
+            if duration.group(3):  # an age
+                return re.search(rf"(?<![\d.,]){number}(?![\d.,]?\d)", self.text) is not None
             return re.search(rf"(?<!\d){number}\s*-?\s*{unit}", self.text) is not None
         if str(value.value) in self.ids or said_at_boundary(value.raw.lower(), self.text):
             return True
