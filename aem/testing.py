@@ -171,7 +171,7 @@ def run_metric(
 class InMemorySink:
     """A sink that keeps what it is given, for tests of ``aem serve`` and of sinks' input.
 
-    It follows the :class:`aem.serve.sinks.base.Sink` protocol, so it can be handed to
+    It follows the :class:`aem.sinks.base.Sink` protocol, so it can be handed to
     ``LiveServer(settings, evaluate=..., sinks=[InMemorySink()])``; ``fail_next`` makes the
     next deliveries raise, to exercise the outbox's retries.
     """
@@ -181,7 +181,7 @@ class InMemorySink:
     def __init__(self) -> None:
         import threading
 
-        from aem.serve.sinks.records import OutboxItem
+        from aem.sinks.records import OutboxItem
 
         self.items: list[OutboxItem] = []
         self.fail_next = 0
@@ -189,7 +189,7 @@ class InMemorySink:
         self._lock = threading.Lock()
 
     def deliver(self, items: Sequence[Any]) -> list[str]:
-        from aem.serve.sinks.base import DeliveryError
+        from aem.sinks.base import DeliveryError
 
         with self._lock:
             if self.fail_next > 0:

@@ -12,8 +12,8 @@ from typing import ClassVar
 import pytest
 
 from aem.serve.settings import ServeSettings
-from aem.serve.sinks.otlp import OtlpSink
-from aem.serve.sinks.records import OutboxItem
+from aem.sinks.otlp import OtlpSink
+from aem.sinks.records import OutboxItem
 
 TRACE, SPAN = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
 TURN = OutboxItem(

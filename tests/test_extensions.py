@@ -28,7 +28,7 @@ from pathlib import Path
 
 from aem.metrics.base import BaseMetric, MetricSettings, result
 from aem.model import Outcome, SpanRecord
-from aem.serve.sinks.base import SinkSettings
+from aem.sinks.base import SinkSettings
 from collectors.dialects.base import ToolRun, tool_run
 from collectors.dialects.protocol import BaseDialect, SessionKey
 

@@ -21,13 +21,13 @@ from pydantic import ValidationError
 
 from aem.serve.command import load_settings
 from aem.serve.settings import ServeSettings
-from aem.serve.sinks.jsonl import JsonlSettings
-from aem.serve.sinks.otlp import OtlpSettings
+from aem.sinks.jsonl import JsonlSettings
+from aem.sinks.otlp import OtlpSettings
 from tests.conftest import SAMPLES
 
 PLUGIN = """
 from pathlib import Path
-from aem.serve.sinks.base import SinkSettings
+from aem.sinks.base import SinkSettings
 
 
 class TeeSettings(SinkSettings):

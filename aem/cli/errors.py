@@ -49,7 +49,7 @@ def user_errors() -> tuple[type[BaseException], ...]:
     from aem.cases import CasesError
     from aem.config import ConfigError
     from aem.judges.base import JudgeConfigError
-    from aem.serve.sinks.registry import SinkRegistryError
+    from aem.sinks.registry import SinkRegistryError
     from aem.store import StoreError
     from collectors.dialects.registry import DialectRegistryError
 

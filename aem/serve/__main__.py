@@ -13,7 +13,7 @@ from pathlib import Path
 
 from aem.serve.command import serve_command
 from aem.serve.settings import ServeSettings
-from aem.serve.sinks.registry import sink_types
+from aem.sinks.registry import sink_types
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,9 +26,9 @@ from aem.model import ClosedSession, InputIssue, SessionReport, SpanRecord
 from aem.serve.budget import Budget, client_of
 from aem.serve.ops import ServeMetrics
 from aem.serve.queues import SpanQueue
-from aem.serve.sinks.records import verdict_items
 from aem.serve.spool import Spool, SpoolClosed
 from aem.serve.supervisor import SupervisedThread
+from aem.sinks.records import verdict_items
 from collectors.assembler import DEFAULT_MAX_SESSION_SPANS, SessionAssembler
 
 log = logging.getLogger("aem.serve.pipeline")

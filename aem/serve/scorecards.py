@@ -28,11 +28,11 @@ from aem.scorecards.extract import is_step_span, step_result
 from aem.scorecards.scorecard import Scorecard, load_scorecard
 from aem.scorecards.totals import compute_total
 from aem.scorecards.versions import ScorecardStore, StoredTotal
+from aem.serve import outbox
+from aem.serve.outbox import Outbox
 from aem.serve.pipeline import Pipeline
 from aem.serve.settings import ServeSettings
-from aem.serve.sinks import outbox
-from aem.serve.sinks.outbox import Outbox
-from aem.serve.sinks.records import TURN_KEY_SUFFIX, OutboxItem, item_key
+from aem.sinks.records import TURN_KEY_SUFFIX, OutboxItem, item_key
 from aem.store import Store
 from collectors.assembler import session_key_of
 

@@ -22,16 +22,16 @@ from aem.config import AemConfig, AssemblySettings
 from aem.serve.budget import Budget, BudgetLimits
 from aem.serve.intake import Intake
 from aem.serve.ops import ServeMetrics
+from aem.serve.outbox import Outbox, RetryPolicy
 from aem.serve.pipeline import Evaluate, Pipeline, PipelineLimits
 from aem.serve.queues import SpanQueue
 from aem.serve.rawrequests import settle_raw_requests
 from aem.serve.scorecards import scorecard_tracker
 from aem.serve.settings import ServeSettings
-from aem.serve.sinks.base import Sink
-from aem.serve.sinks.outbox import Outbox, RetryPolicy
-from aem.serve.sinks.registry import build_sinks
 from aem.serve.spool import Pruner, Spool
 from aem.serve.supervisor import Supervisor
+from aem.sinks.base import Sink
+from aem.sinks.registry import build_sinks
 
 log = logging.getLogger("aem.serve.server")
 

@@ -230,7 +230,7 @@ class ServeSettings(BaseModel):
     @field_validator("sinks")
     @classmethod
     def _sinks(cls, value: dict[str, Any]) -> dict[str, Any]:
-        from aem.serve.sinks.registry import validate_sink_settings
+        from aem.sinks.registry import validate_sink_settings
 
         return dict(validate_sink_settings(value))
 

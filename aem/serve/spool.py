@@ -43,10 +43,9 @@ from typing import Any
 
 from aem.engines.compact import span_from_tuple, span_to_tuple
 from aem.model import SpanRecord
-from aem.serve import defaults
-from aem.serve.sinks import outbox
-from aem.serve.sinks.records import OutboxItem
+from aem.serve import defaults, outbox
 from aem.serve.supervisor import SupervisedThread
+from aem.sinks.records import OutboxItem
 
 log = logging.getLogger("aem.serve.spool")
 

@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 from pydantic import Field, SecretStr
 
-from aem.serve.sinks.base import DeliveryError, SinkSettings
-from aem.serve.sinks.records import OutboxItem
+from aem.sinks.base import DeliveryError, SinkSettings
+from aem.sinks.records import OutboxItem
 
 
 def annotation(item: OutboxItem, identifier: str) -> dict[str, Any]:

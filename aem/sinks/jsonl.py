@@ -15,8 +15,8 @@ from pathlib import Path
 import orjson
 from pydantic import Field
 
-from aem.serve.sinks.base import SinkSettings
-from aem.serve.sinks.records import OutboxItem
+from aem.sinks.base import SinkSettings
+from aem.sinks.records import OutboxItem
 
 
 class JsonlSettings(SinkSettings):

@@ -12,7 +12,7 @@ from functools import cache
 from importlib.metadata import entry_points
 from typing import Any
 
-from aem.serve.sinks.base import Sink, SinkSettings, SinkType
+from aem.sinks.base import Sink, SinkSettings, SinkType
 
 ENTRY_POINT_GROUP = "aem.sinks"
 

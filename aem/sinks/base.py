@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from aem.serve.sinks.records import OutboxItem
+from aem.sinks.records import OutboxItem
 
 
 class DeliveryError(RuntimeError):

@@ -36,8 +36,8 @@ from opentelemetry.trace import Link, SpanContext, SpanKind, TraceFlags
 from opentelemetry.trace.status import Status, StatusCode
 from pydantic import Field
 
-from aem.serve.sinks.base import SinkSettings
-from aem.serve.sinks.records import OutboxItem
+from aem.sinks.base import SinkSettings
+from aem.sinks.records import OutboxItem
 
 EVENT_NAME = "gen_ai.evaluation.result"
 SCOPE = InstrumentationScope("aem.serve", "0.1.0")

@@ -21,11 +21,11 @@ from pathlib import Path
 import orjson
 
 from aem.serve import defaults
-from aem.serve.sinks.base import Sink
-from aem.serve.sinks.records import KEY_SEPARATOR, OutboxItem
 from aem.serve.supervisor import SupervisedThread
+from aem.sinks.base import Sink
+from aem.sinks.records import KEY_SEPARATOR, OutboxItem
 
-log = logging.getLogger("aem.serve.sinks.outbox")
+log = logging.getLogger("aem.serve.outbox")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS outbox (
