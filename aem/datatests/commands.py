@@ -2,7 +2,10 @@
 
 Exit codes: 0 — done and every declared gate met; 1 — a run is below a gate the test
 declares (``--gate check=0.9``), so CI can fail on it; 2 — bad usage, unknown names, or a
-refused run (the 2,000 cap, a judge change after the first run).
+refused run (the 2,000 cap, a judge change after the first run); 4 — not evaluable: a
+gated check's evaluations are more than half judge errors, or nothing passed or failed
+at all (every evaluation skipped or a judge error). 1 wins over 4: a gate proven missed
+is a failure whatever else could not be evaluated.
 """
 
 from __future__ import annotations
@@ -16,21 +19,29 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from aem.cases import CasesError
 from aem.config import load_resolved
 from aem.datatests import api
+from aem.datatests.plaintext import plain
 from aem.datatests.results import RunResult
 from aem.metrics.registry import ResolvedMetrics
 from aem.store import Store, StoreError
 
 test_app = typer.Typer(no_args_is_help=True, help="Dataset tests: create, run, show, compare")
 threshold_app = typer.Typer(no_args_is_help=True, help="Project thresholds of the checks")
-EXIT_OK, EXIT_GATE, EXIT_BAD = 0, 1, 2
+EXIT_OK, EXIT_GATE, EXIT_BAD, EXIT_NOT_EVALUABLE = 0, 1, 2, 4
+_EXIT_BY_STATUS = {"ok": EXIT_OK, "below gate": EXIT_GATE, "not evaluable": EXIT_NOT_EVALUABLE}
 
 StoreOpt = Annotated[Path | None, typer.Option(help="results store ($AEM_STORE, aem.sqlite)")]
 ConfigOpt = Annotated[Path | None, typer.Option(help="configuration file (TOML)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON")]
+
+
+def _error(exc: BaseException) -> None:
+    """``error: <message>`` on stderr; the message (it may quote input) printed as text."""
+    Console(stderr=True).print(Text("error: ", "red").append_text(plain(exc)))
 
 
 @contextmanager
@@ -43,12 +54,12 @@ def _session(
         settings = load_resolved(config)
         opened = api.open_store(store)
     except (ValueError, OSError, StoreError) as exc:
-        Console(stderr=True).print(f"[red]error:[/] {exc}")
+        _error(exc)
         raise typer.Exit(EXIT_BAD) from exc
     try:
         yield opened, settings
     except (ValueError, OSError, StoreError, CasesError) as exc:
-        Console(stderr=True).print(f"[red]error:[/] {exc}")
+        _error(exc)
         raise typer.Exit(EXIT_BAD) from exc
     finally:
         opened.close()
@@ -74,7 +85,7 @@ def _finish(run: RunResult, json_: bool) -> None:
         from aem.datatests.render import render_run
 
         render_run(run, Console())
-    raise typer.Exit(EXIT_OK if run.gates_passed else EXIT_GATE)
+    raise typer.Exit(_EXIT_BY_STATUS[run.status])
 
 
 @test_app.command("create")
@@ -120,7 +131,7 @@ def run(
     store: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
-    """Run a test; exit 1 when a declared gate is not met."""
+    """Run a test; exit 1 when a declared gate is not met, 4 when it is not evaluable."""
     with _session(store, config) as (opened, settings):
         result = api.run_test(opened, settings, name, traces=traces, agent=agent)
     _finish(result, json_)
@@ -217,7 +228,7 @@ def compare(
         from aem.datatests.render import render_compare
 
         render_compare(first, second, Console())
-    raise typer.Exit(EXIT_OK if second.gates_passed else EXIT_GATE)
+    raise typer.Exit(_EXIT_BY_STATUS[second.status])
 
 
 def _value(check: str, value: str) -> float:
