@@ -268,8 +268,9 @@ def test_a_long_explanation_is_stored_cut_and_says_so(tmp_path: Path) -> None:
     first = run.evaluations[0]
     assert first.outcome is Outcome.PASS and len(first.explanation) < 2_100
     assert first.explanation.endswith("[cut: 298,000 more characters]")
-    # both copies (the evaluation and the run's report) are the cut text
-    assert (tmp_path / "aem.sqlite").stat().st_size < 100_000
+    # both copies (the evaluation and the run's report) are the cut text: uncut, the two
+    # cases' explanations alone would take 1.2 MB of the store
+    assert sum(p.stat().st_size for p in tmp_path.glob("aem.sqlite*")) < 600_000
 
 
 # 4. Errors counted honestly
@@ -444,3 +445,22 @@ def test_a_step_request_asks_for_the_step_verdict_schema() -> None:
     assert verdict.mistake is False
     schema = srv.requests[0]["response_format"]["json_schema"]["schema"]
     assert schema["required"] == ["mistake", "explanation"]
+
+
+class RaisingJudge:
+    """A plug-in judge with a bug: it raises instead of returning an error verdict."""
+
+    name = "buggy"
+
+    def judge(self, request: JudgeRequest) -> Any:
+        raise RuntimeError("plug-in bug")
+
+
+def test_a_judge_that_raises_is_a_judge_error_for_that_evaluation_only() -> None:
+    from aem.testing import make_case, make_session, make_turn, run_metric
+
+    check = TaskCompletionCheck(judge=RaisingJudge())
+    session = make_session(make_turn("answer", text="300 rubles"))
+    (found,) = run_metric(check, session, make_case(question="q", reference_answer="300"))
+    assert found.outcome is Outcome.ERROR
+    assert "judge error: RuntimeError: plug-in bug" in found.explanation
