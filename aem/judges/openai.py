@@ -3,8 +3,8 @@
 Why one client for all: vLLM, Ollama, llama.cpp's server and hosted APIs all speak
 ``POST {base_url}/chat/completions``. What differs is tolerated instead of configured:
 the verdict is asked for as a JSON schema (``response_format``), a server that rejects
-that is asked again without it (once; the judge remembers) and its reply's final JSON
-object is read, and a 429 or 5xx is retried with backoff (``Retry-After`` honoured,
+that is asked again without it (and, when that works, from then on) and its reply's final
+verdict is read, and a 429 or 5xx is retried with backoff (``Retry-After`` honoured,
 capped). A failure after the retries is returned as a judge *error*, never raised and
 never turned into a score.
 
@@ -206,8 +206,7 @@ class OpenAIJudge:
                 return self._attempt(body)
             except _Failed as failure:
                 if failure.status in _REFUSED_FORMAT_STATUS and "response_format" in body:
-                    self.structured = False  # this server has no structured output
-                    return self._complete({k: v for k, v in body.items() if k != "response_format"})
+                    return self._without_format(body)
                 if not failure.retry or attempt == attempts - 1:
                     tried = f" (after {attempt + 1} attempts)" if attempt else ""
                     raise _Failed(f"{failure}{tried}", retry=False) from failure
@@ -216,6 +215,14 @@ class OpenAIJudge:
                     wait = self.settings.backoff_seconds * (2**attempt)
                 self._sleep(min(wait, self.settings.max_backoff_seconds))
         raise AssertionError("unreachable")
+
+    def _without_format(self, body: dict[str, Any]) -> tuple[str, dict[str, int]]:
+        """``body`` asked again without ``response_format``; when that works, the server has
+        no structured output and later requests go without it (a 400 for another reason,
+        say a prompt too long, fails again and changes nothing)."""
+        reply = self._complete({k: v for k, v in body.items() if k != "response_format"})
+        self.structured = False
+        return reply
 
     def _record(self, usage: dict[str, int]) -> None:
         with self._lock:
