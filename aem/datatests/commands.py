@@ -119,7 +119,7 @@ def create(
         for c in spec.checks:
             judge_text = f", judge {c.judge}" if c.judge else ""
             threshold = "no threshold" if c.threshold is None else f"threshold {c.threshold:g}"
-            Console().print(f"{spec.name}: {c.name} ({threshold}{judge_text})")
+            Console().print(plain(f"{spec.name}: {c.name} ({threshold}{judge_text})"))
 
 
 @test_app.command("run")
@@ -162,7 +162,7 @@ def list_(json_: JsonOpt = False, store: StoreOpt = None) -> None:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
     for row in rows:
-        Console().print(f"{row['test']}: {row['cases']} cases, runs {row['runs'] or 'none'}")
+        Console().print(plain(f"{row['test']}: {row['cases']} cases, runs {row['runs'] or 'none'}"))
 
 
 @test_app.command("copy")
@@ -176,10 +176,8 @@ def copy(
     """A new test with the same cases, checks and thresholds, and other judges."""
     with _session(store, config) as (opened, settings):
         spec = api.copy_test(opened, settings.config, name, new, _pairs(judge, "judge"))
-    Console().print(
-        f"{spec.name}: copy of {name}; judges "
-        + ", ".join(f"{c.name}={c.judge}" for c in spec.checks if c.judge)
-    )
+    judges = ", ".join(f"{c.name}={c.judge}" for c in spec.checks if c.judge)
+    Console().print(plain(f"{spec.name}: copy of {name}; judges {judges}"))
 
 
 @test_app.command("set-judge")
@@ -189,7 +187,7 @@ def set_judge(
     """Change an LLM check's judge (only before the test's first run)."""
     with _session(store, config) as (opened, settings):
         api.set_judge(opened, settings.config, name, check, judge)
-    Console().print(f"{name}: {check} is judged by {judge}")
+    Console().print(plain(f"{name}: {check} is judged by {judge}"))
 
 
 @test_app.command("rescore")
@@ -243,7 +241,7 @@ def threshold_set(check: str, value: str, store: StoreOpt = None) -> None:
     """Set a check's project threshold (LLM checks 1-10, tool calls 1-100 %); new tests copy it."""
     with _session(store) as (opened, _):
         api.set_threshold(opened, check, _value(check, value))
-    Console().print(f"{check}: threshold {value} (overridden); existing tests keep theirs")
+    Console().print(plain(f"{check}: threshold {value} (overridden); existing tests keep theirs"))
 
 
 @threshold_app.command("reset")
@@ -251,7 +249,7 @@ def threshold_reset(check: str, store: StoreOpt = None) -> None:
     """Back to the configured (or default) threshold."""
     with _session(store) as (opened, _):
         api.reset_threshold(opened, check)
-    Console().print(f"{check}: threshold reset")
+    Console().print(plain(f"{check}: threshold reset"))
 
 
 def checks_command(
