@@ -13,6 +13,7 @@ import importlib
 import json
 import re
 import resource
+import time
 from pathlib import Path
 from typing import Any
 
@@ -183,7 +184,7 @@ def test_a_dripping_server_is_cut_at_the_whole_request_deadline() -> None:
     with judge_server(lambda b, n: reply) as srv:
         verdict, seconds = elapsed(lambda: judge_at(srv.url, timeout_seconds=1).judge(REQUEST))
     assert verdict.status == "error" and "timed out after 1s" in verdict.explanation
-    assert seconds < 3
+    assert seconds < 4
 
 
 def test_a_hanging_and_a_dead_server_open_the_circuit_for_the_rest_of_the_run(
@@ -199,7 +200,7 @@ def test_a_hanging_and_a_dead_server_open_the_circuit_for_the_rest_of_the_run(
             )
         )
         sent = len(srv.requests)
-    assert sent == 2 and seconds < 6
+    assert sent == 2 and seconds < 10
     reasons = [e.explanation for e in hung.evaluations]
     assert all(e.outcome is Outcome.ERROR for e in hung.evaluations)
     assert sum("circuit" not in r and "timed out after 0.5s" in r for r in reasons) == 2
@@ -240,7 +241,7 @@ def test_an_open_circuit_lets_a_probe_through_and_closes_when_the_judge_is_back(
         judge = judge_at(srv.url, circuit_errors=2, circuit_retry_seconds=0.3)
         failed = [judge.judge(REQUEST) for _ in range(3)]
         assert "circuit open" in failed[2].explanation and len(srv.requests) == 2
-        _, waited = elapsed(lambda: __import__("time").sleep(0.35))
+        _, waited = elapsed(lambda: time.sleep(0.35))
         probe, after = judge.judge(REQUEST), judge.judge(REQUEST)
     assert waited >= 0.3 and (probe.score, after.score) == (8.0, 8.0)
     assert len(srv.requests) == 4
