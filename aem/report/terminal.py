@@ -31,13 +31,13 @@ __all__ = ["PIPED_WIDTH", "output_console", "plural", "render", "render_diff", "
 PIPED_WIDTH = 120
 
 
-def output_console() -> Console:
-    """The console the audit prints to: the terminal's own width on a terminal, at least
-    :data:`PIPED_WIDTH` columns otherwise."""
-    console = Console()
+def output_console(*, stderr: bool = False) -> Console:
+    """The console a command prints its view to (stdout, or ``stderr``): the terminal's
+    own width on a terminal, at least :data:`PIPED_WIDTH` columns otherwise."""
+    console = Console(stderr=stderr)
     if console.is_terminal:
         return console
-    return Console(width=max(PIPED_WIDTH, console.width))
+    return Console(stderr=stderr, width=max(PIPED_WIDTH, console.width))
 
 
 def ranking_table(report: AuditReport, *, observations: bool = False) -> Table:
