@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -148,3 +149,18 @@ def test_help_documents_how_many_sessions_the_default_view_tables() -> None:
     text = " ".join(result.stdout.split())
     assert "--all" in text
     assert f"the first {SHOWN_SESSIONS} with a root cause" in text
+
+
+def test_a_piped_run_diff_keeps_every_signature_on_one_line() -> None:
+    golden = Path(__file__).parent / "golden"
+    before, after = golden / "sample_traces.report.json", golden / "tau_bench.report.json"
+    result = CliRunner().invoke(app, ["diff", str(before), str(after)], env={"COLUMNS": "60"})
+    assert result.exit_code == 1  # root causes appeared
+    signatures = [
+        r["signature"]
+        for report in (before, after)
+        for r in json.loads(report.read_text())["ranking"]
+    ]
+    lines = result.stdout.splitlines()
+    assert all(any(s in line for line in lines) for s in signatures)  # each one whole on a line
+    assert max(len(line) for line in lines) <= PIPED_WIDTH

@@ -190,7 +190,7 @@ def render(
 def render_diff(result: RunDiff, console: Console) -> None:
     table = Table(title="root causes, before → after (sessions hit)", title_justify="left")
     table.add_column("change", no_wrap=True)
-    table.add_column("signature", overflow="fold")
+    table.add_column("signature", no_wrap=True)
     table.add_column("before", justify="right")
     table.add_column("after", justify="right")
     for kind, style, items in (
