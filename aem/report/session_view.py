@@ -6,9 +6,11 @@ ranking. Beyond :data:`SHOWN_SESSIONS` sessions the view tables only the first s
 with a root cause and says how many it left out; ``aem audit --all`` tables every
 session, and the ranking and the summary always count them all.
 
-Why names never wrap: a metric name folded at a column edge (``correctness.t`` /
-``ruthfulness``) cannot be searched for or copied; every column holding a name or an id
-is ``no_wrap``, a cell with several metrics puts one per line.
+Why names do not wrap: a metric name folded at a column edge (``correctness.t`` /
+``ruthfulness``) cannot be searched for or copied. A cell with several metrics puts one
+per line, so a table is as narrow as its longest name; rich folds a column only when
+the table cannot fit, which piped output (120 columns or more) leaves to tables of very
+long names, and a narrow terminal to what it cannot show otherwise.
 """
 
 from __future__ import annotations
@@ -93,8 +95,13 @@ def session_table(report: SessionReport) -> Table:
     if report.cut:
         notes.append("cut at max lifetime")
     table = Table(title=title, caption="; ".join(notes) or None, title_justify="left")
-    for header in ("turn", "kind", "name", "label", "failed metrics"):
-        table.add_column(header, no_wrap=True)
+    # "name" and "failed metrics" fold only when the table cannot fit (rich then shrinks
+    # just them); the other columns are short words.
+    table.add_column("turn", no_wrap=True)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("name", overflow="fold")
+    table.add_column("label", no_wrap=True)
+    table.add_column("failed metrics", overflow="fold")
     for turn in report.turns:
         label = turn_label(turn)
         if turn.inherited_from:

@@ -46,8 +46,8 @@ def ranking_table(report: AuditReport, *, observations: bool = False) -> Table:
     table = Table(title=f"{title}, ranked by sessions hit", title_justify="left")
     table.add_column("#", no_wrap=True)
     table.add_column("sessions", no_wrap=True)
-    table.add_column("failed metric", no_wrap=True)
-    table.add_column("where (turn kind, name) · e.g.", no_wrap=True)
+    table.add_column("failed metric", overflow="fold")
+    table.add_column("where (turn kind, name) · e.g.", overflow="fold")
     table.add_column("category", overflow="fold")
     total = len(report.sessions)
     for position, item in enumerate(
@@ -190,7 +190,7 @@ def render(
 def render_diff(result: RunDiff, console: Console) -> None:
     table = Table(title="root causes, before → after (sessions hit)", title_justify="left")
     table.add_column("change", no_wrap=True)
-    table.add_column("signature", no_wrap=True)
+    table.add_column("signature", overflow="fold")
     table.add_column("before", justify="right")
     table.add_column("after", justify="right")
     for kind, style, items in (
