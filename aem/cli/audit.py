@@ -34,7 +34,8 @@ from aem.metrics.registry import ResolvedMetrics
 from aem.model import AuditReport, ClosedSession
 from aem.ranking import load_taxonomy
 from aem.report.gate_view import render_gates
-from aem.report.terminal import render
+from aem.report.session_view import SHOWN_SESSIONS
+from aem.report.terminal import output_console, render
 from aem.scorecards.commands import (
     ScorecardOption,
     StoreOption,
@@ -42,6 +43,7 @@ from aem.scorecards.commands import (
     print_totals,
     report_with_totals,
 )
+from aem.scorecards.post_hoc import SessionScorer
 
 MaxRecordBytesOption = Annotated[
     int, typer.Option(min=1024, help="a longer record (line, document) is reported and skipped")
@@ -72,6 +74,15 @@ ProgressOption = Annotated[
     typer.Option("--progress/--no-progress", help="progress bar (default: on a terminal)"),
 ]
 
+AllOption = Annotated[
+    bool,
+    typer.Option(
+        "--all",
+        help=f"a table for every session; by default a run of more than {SHOWN_SESSIONS} "
+        f"sessions tables only the first {SHOWN_SESSIONS} with a root cause and says how "
+        "many it left out (the ranking and the summary always count every session)",
+    ),
+]
 GateOption = Annotated[
     list[str] | None,
     typer.Option(
@@ -93,6 +104,7 @@ def audit(
     out: Annotated[Path | None, typer.Option(help="also write the JSON report here")] = None,
     html: HtmlOption = None,
     summary: Annotated[bool, typer.Option(help="only the ranking, no per-session tables")] = False,
+    all_: AllOption = False,
     progress: ProgressOption = None,
     scorecard: ScorecardOption = None,
     store: StoreOption = None,
@@ -103,6 +115,9 @@ def audit(
     sessions_dir: SessionsDirOption = None,
 ) -> None:
     """Evaluate every session in OTLP trace files; print turns, labels and root causes.
+
+    A table per session (beyond 10 sessions, the first 10 with a root cause: --all for
+    all), a line per failed turn, a legend, the ranking, a summary; piped: 120+ columns.
 
     Exit code 0: no root causes; 1: root causes found; 2: bad input or configuration.
     """
@@ -135,10 +150,18 @@ def audit(
     if json_:
         sys.stdout.write(report_with_totals(report.model_dump_json(indent=2), scorer) + "\n")
     else:
-        render(report, Console(), sessions=not summary)
-        print_totals(scorer, Console())
-        render_gates(report.gates, Console())
+        _print_view(report, scorer, tables=not summary, every_session=all_)
     raise typer.Exit(gate_exit_code(report) if gates else exit_code(report))
+
+
+def _print_view(
+    report: AuditReport, scorer: SessionScorer | None, *, tables: bool, every_session: bool
+) -> None:
+    """The terminal view, the scorecard totals and the gates, on one console."""
+    console = output_console()
+    render(report, console, sessions=tables, every_session=every_session)
+    print_totals(scorer, console)
+    render_gates(report.gates, console)
 
 
 def _write_files(report: AuditReport, out: Path | None, html: Path | None) -> None:
