@@ -3,6 +3,8 @@
 Exit codes: 0 no root causes; 1 root causes found; 2 bad usage or unreadable input
 (missing path, invalid cases/config, nothing readable), or no root cause found but a
 session could not be evaluated (a clean verdict on sessions nobody evaluated is a lie).
+Input skipped on the way (an unreadable file, a bad record, a refused span) is said on
+stderr with where it was; it leaves the exit code alone unless ``--strict`` makes it 2.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from aem.audit import DEFAULT_MAX_RECORD_BYTES, AuditProgress, audit_paths
+from aem.audit import DEFAULT_MAX_RECORD_BYTES, AuditProgress, audit_paths, skipped_input
 from aem.cases import CasesError, load_cases
 from aem.cli.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_ROOT_CAUSES, err_console, fail
 from aem.config import load_resolved
@@ -38,10 +41,12 @@ from aem.report.terminal import render
 from aem.scorecards.commands import (
     ScorecardOption,
     StoreOption,
+    add_scorecard_issues,
     audit_scorer,
     print_totals,
     report_with_totals,
 )
+from aem.terminaltext import escape_controls
 
 MaxRecordBytesOption = Annotated[
     int, typer.Option(min=1024, help="a longer record (line, document) is reported and skipped")
@@ -65,6 +70,14 @@ TaxonomyOption = Annotated[
     typer.Option(
         help="[[taxonomy]] rules file (TOML) naming failure categories; replaces the "
         "config's rules (docs/taxonomy.md)"
+    ),
+]
+StrictOption = Annotated[
+    bool,
+    typer.Option(
+        "--strict",
+        help="exit 2 when any input was skipped (an unreadable file, a bad record or span); "
+        "without it skipped input is reported and the exit code is the verdicts'",
     ),
 ]
 ProgressOption = Annotated[
@@ -101,10 +114,12 @@ def audit(
     workers: WorkersOption = None,
     engine: EngineOption = Engine.LOCAL,
     sessions_dir: SessionsDirOption = None,
+    strict: StrictOption = False,
 ) -> None:
     """Evaluate every session in OTLP trace files; print turns, labels and root causes.
 
-    Exit code 0: no root causes; 1: root causes found; 2: bad input or configuration.
+    Exit code 0: no root causes; 1: root causes found; 2: bad input or configuration,
+    or, with --strict, any input skipped (skipped input is always reported on stderr).
     """
     missing = [p for p in paths if p != "-" and not Path(p).exists()]
     if missing:
@@ -130,6 +145,7 @@ def audit(
         on_closed=scorer,
         max_record_bytes=max_record_bytes,
     )
+    add_scorecard_issues(report, scorer)
     apply_gates(report, gates, case_map)
     _write_files(report, out, html)
     if json_:
@@ -138,7 +154,8 @@ def audit(
         render(report, Console(), sessions=not summary)
         print_totals(scorer, Console())
         render_gates(report.gates, Console())
-    raise typer.Exit(gate_exit_code(report) if gates else exit_code(report))
+    code = gate_exit_code(report) if gates else exit_code(report)
+    raise typer.Exit(skipped_exit_code(report, strict, code))
 
 
 def _write_files(report: AuditReport, out: Path | None, html: Path | None) -> None:
@@ -164,6 +181,21 @@ def exit_code(report: AuditReport) -> int:
         err.print(f"[red]error:[/] {failed} session(s) could not be evaluated")
         return EXIT_BAD_INPUT
     return EXIT_OK
+
+
+def skipped_exit_code(report: AuditReport, strict: bool, code: int) -> int:
+    """Say on stderr what input was skipped; with ``strict``, that makes the exit code 2."""
+    skipped = skipped_input(report)
+    if not skipped:
+        return code
+    said = escape(escape_controls(skipped.summary()))
+    if strict:
+        err_console().print(f"[red]error:[/] {said} (--strict)")
+        return EXIT_BAD_INPUT
+    err_console().print(
+        f"[yellow]warning:[/] {said}; the verdicts cover the rest (--strict makes this exit 2)"
+    )
+    return code
 
 
 def _run_audit(
