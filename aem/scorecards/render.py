@@ -55,7 +55,7 @@ def waiting_on(total: Total) -> str:
 def _table(title: str, columns: Sequence[str]) -> Table:
     table = Table(title=title, title_justify="left")
     for column in columns:
-        table.add_column(column)
+        table.add_column(column, overflow="fold")  # an id cut to "c-10…" cannot be looked up
     return table
 
 

@@ -1,0 +1,62 @@
+"""Scorecard tables print what spans and files said, literally: a conversation id or a
+step name can neither send escape sequences to the terminal (clear it, retitle it) nor
+be read as rich markup (``[bold]`` vanishing, ``[/]`` raising)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.scorecards_kit import SAMPLE_CONFIG, StepRun, cli, support_steps, write_config, write_run
+
+HOSTILE = "c\x1b[2J[bold]x[/bold]"
+SHOWN = "c\\x1b[2J[bold]x[/bold]"
+
+
+@pytest.fixture(autouse=True)
+def wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Room for every cell on one line, so a literal can be found as printed."""
+    monkeypatch.setenv("COLUMNS", "200")
+
+
+def test_show_prints_a_hostile_conversation_id_escaped_and_literal(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run.otlp.jsonl", HOSTILE, support_steps((8, 9), (13, 8)))
+    store = str(tmp_path / "s.db")
+    code, out, err = cli(
+        "audit", str(run), "--scorecard", str(SAMPLE_CONFIG), "--store", store, "--no-progress"
+    )
+    assert code == 0, err
+    assert "\x1b" not in out and SHOWN in out  # the audit's totals table
+    code, out, err = cli("scorecard", "show", "--store", store)
+    assert code == 0, err
+    assert "\x1b" not in out and SHOWN in out
+    assert "38 / 45" in out
+
+
+def test_a_stray_step_name_is_shown_literally_in_the_totals_table(tmp_path: Path) -> None:
+    stray = StepRun("[red]s\x07", "llm_analysis")
+    run = write_run(tmp_path / "run.otlp.jsonl", "conv", [*support_steps((8, 9), (13, 8)), stray])
+    code, out, err = cli(
+        "audit",
+        str(run),
+        "--scorecard",
+        str(SAMPLE_CONFIG),
+        "--store",
+        str(tmp_path / "s.db"),
+        "--no-progress",
+    )
+    assert code == 0, err
+    assert "\x07" not in out and "ignored, not in the pipeline: [red]s\\x07" in out
+
+
+def test_check_prints_a_step_name_from_the_config_literally(tmp_path: Path) -> None:
+    weights = {"transcribe": 0, "route": 0, "language": 0, "greeting": 1, "resolution": 1}
+    config = write_config(
+        tmp_path / "c.toml",
+        {**weights, "[bold]ghost\\u001b": 1},
+        definition=SAMPLE_CONFIG.parent / "support-qa.pipeline.yaml",
+    )
+    code, out, _ = cli("scorecard", "check", str(config))
+    assert code == 1
+    assert "'[bold]ghost\\x1b'" in out and "\x1b" not in out
