@@ -11,7 +11,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.scorecards_kit import SAMPLE_CONFIG, StepRun, cli, support_steps, write_run
+from tests.scorecards_kit import (
+    SAMPLE_CONFIG,
+    StepRun,
+    audit_scorecard,
+    cli,
+    support_steps,
+    write_run,
+)
 
 
 def strict_loads(text: str) -> Any:
@@ -24,16 +31,7 @@ def strict_loads(text: str) -> Any:
 
 
 def audit(tmp_path: Path, run: Path) -> dict[str, Any]:
-    code, out, err = cli(
-        "audit",
-        str(run),
-        "--scorecard",
-        str(SAMPLE_CONFIG),
-        "--store",
-        str(tmp_path / "s.db"),
-        "--json",
-        "--no-progress",
-    )
+    code, out, err = audit_scorecard(tmp_path / "s.db", SAMPLE_CONFIG, run, json_=True)
     assert code == 0, err
     return dict(strict_loads(out))
 

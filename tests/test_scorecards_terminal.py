@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.scorecards_kit import SAMPLE_CONFIG, StepRun, cli, support_steps, write_config, write_run
+from tests.scorecards_kit import (
+    SAMPLE_CONFIG,
+    StepRun,
+    audit_scorecard,
+    cli,
+    support_steps,
+    write_config,
+    write_run,
+)
 
 HOSTILE = "c\x1b[2J[bold]x[/bold]"
 SHOWN = "c\\x1b[2J[bold]x[/bold]"
@@ -22,13 +30,11 @@ def wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_show_prints_a_hostile_conversation_id_escaped_and_literal(tmp_path: Path) -> None:
     run = write_run(tmp_path / "run.otlp.jsonl", HOSTILE, support_steps((8, 9), (13, 8)))
-    store = str(tmp_path / "s.db")
-    code, out, err = cli(
-        "audit", str(run), "--scorecard", str(SAMPLE_CONFIG), "--store", store, "--no-progress"
-    )
+    store = tmp_path / "s.db"
+    code, out, err = audit_scorecard(store, SAMPLE_CONFIG, run)
     assert code == 0, err
     assert "\x1b" not in out and SHOWN in out  # the audit's totals table
-    code, out, err = cli("scorecard", "show", "--store", store)
+    code, out, err = cli("scorecard", "show", "--store", str(store))
     assert code == 0, err
     assert "\x1b" not in out and SHOWN in out
     assert "38 / 45" in out
@@ -37,15 +43,7 @@ def test_show_prints_a_hostile_conversation_id_escaped_and_literal(tmp_path: Pat
 def test_a_stray_step_name_is_shown_literally_in_the_totals_table(tmp_path: Path) -> None:
     stray = StepRun("[red]s\x07", "llm_analysis")
     run = write_run(tmp_path / "run.otlp.jsonl", "conv", [*support_steps((8, 9), (13, 8)), stray])
-    code, out, err = cli(
-        "audit",
-        str(run),
-        "--scorecard",
-        str(SAMPLE_CONFIG),
-        "--store",
-        str(tmp_path / "s.db"),
-        "--no-progress",
-    )
+    code, out, err = audit_scorecard(tmp_path / "s.db", SAMPLE_CONFIG, run)
     assert code == 0, err
     assert "\x07" not in out and "ignored, not in the pipeline: [red]s\\x07" in out
 
