@@ -58,3 +58,16 @@ def test_check_prints_a_step_name_from_the_config_literally(tmp_path: Path) -> N
     code, out, _ = cli("scorecard", "check", str(config))
     assert code == 1
     assert "'[bold]ghost\\x1b'" in out and "\x1b" not in out
+
+
+def test_check_ok_prints_pipeline_and_step_names_literally(tmp_path: Path) -> None:
+    pipeline = tmp_path / "p.yaml"
+    pipeline.write_text(
+        'name: "[bold]qa\\e"\n'
+        'steps: [{name: "[i]greet", kind: llm_analysis, prompt: p}]\n'
+        "prompts: {p: {scoring: {criteria: [{name: c, max: 5}]}}}\n"
+    )
+    config = write_config(tmp_path / "c.toml", {"[i]greet": 1}, definition=pipeline, threshold=1)
+    code, out, err = cli("scorecard", "check", str(config))
+    assert code == 0, out + err
+    assert "pipeline '[bold]qa\\x1b'" in out and "[i]greet 5×1" in out and "\x1b" not in out

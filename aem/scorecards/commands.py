@@ -34,6 +34,7 @@ from aem.scorecards.scorecard import (
 )
 from aem.scorecards.versions import ScorecardStore
 from aem.store import Store, StoreError, default_store_path
+from aem.terminaltext import escape_controls, safe
 
 app = typer.Typer(no_args_is_help=True, help="Level-2 scorecards: totals of pipeline steps")
 EXIT_OK, EXIT_REFUSED, EXIT_BAD_INPUT = 0, 1, 2
@@ -49,7 +50,8 @@ ScorecardOption = Annotated[
 
 def _fail(message: str) -> typer.Exit:
     """``error: <message>`` on stderr, unwrapped, with no markup read from the message."""
-    Console(stderr=True, soft_wrap=True, highlight=False).print(f"[red]error:[/] {escape(message)}")
+    text = escape(escape_controls(message))
+    Console(stderr=True, soft_wrap=True, highlight=False).print(f"[red]error:[/] {text}")
     return typer.Exit(EXIT_BAD_INPUT)
 
 
@@ -82,7 +84,7 @@ def check(
         render_violations(violations, Console())
         raise typer.Exit(EXIT_REFUSED)
     if parsed.level2 is None:
-        Console().print(f"ok: pipeline {definition.name!r} has no level-2 config (not QA)")
+        Console().print(safe(f"ok: pipeline {definition.name!r} has no level-2 config (not QA)"))
         return
     card = build_scorecard(config, parsed, definition, violations)
     steps = ", ".join(
@@ -90,8 +92,10 @@ def check(
         for p in card.participants
     )
     Console().print(
-        f"ok: pipeline {card.pipeline!r}, scale {card.scale_min:g}–{card.scale_max:g} step "
-        f"points, pass at {card.pass_threshold:g}, config {card.config_hash}\n  steps: {steps}",
+        safe(
+            f"ok: pipeline {card.pipeline!r}, scale {card.scale_min:g}–{card.scale_max:g} step "
+            f"points, pass at {card.pass_threshold:g}, config {card.config_hash}\n  steps: {steps}"
+        ),
         highlight=False,
     )
 
