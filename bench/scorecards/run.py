@@ -12,6 +12,12 @@ linear, 2 quadratic).
 
 Why a benchmark and not a timing assertion in the tests: on a shared machine wall time
 measures the neighbours too; a ratio measured side by side is the figure to trust.
+
+Measured on the shared 2-core machine, CPU seconds at 10,000 steps, before → after the
+linear checks (indexes instead of a scan per listed step, the files read once by
+``check``, libyaml's parser): parse 16.1 → 4.5, the checks 27.0 → 0.16 (growth exponent
+2.4 → 1.06), ``aem scorecard check``'s path 133.5 → 6.8, one total 14.5 → 0.40. At 20,000
+steps after: 9.1, 0.31, 11.5, 0.61.
 """
 
 from __future__ import annotations
