@@ -60,6 +60,7 @@ bench: setup
 	$(BIN)/python -m bench.embeddings.backends
 	$(BIN)/python -m bench.serve.run
 	$(BIN)/python -m bench.html.run
+	$(BIN)/python -m bench.scorecards.run
 
 clean:
 	rm -rf $(VENV) $(PHOENIX_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

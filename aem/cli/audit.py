@@ -3,6 +3,8 @@
 Exit codes: 0 no root causes; 1 root causes found; 2 bad usage or unreadable input
 (missing path, invalid cases/config, nothing readable), or no root cause found but a
 session could not be evaluated (a clean verdict on sessions nobody evaluated is a lie).
+Input skipped on the way (an unreadable file, a bad record, a refused span) is said on
+stderr with where it was; it leaves the exit code alone unless ``--strict`` makes it 2.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from aem.audit import DEFAULT_MAX_RECORD_BYTES, AuditProgress, audit_paths
-from aem.cases import CasesError, load_cases
+from aem.audit import DEFAULT_MAX_RECORD_BYTES, AuditProgress, audit_paths, skipped_input
+from aem.cases import Case, CasesError, load_cases
 from aem.cli.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_ROOT_CAUSES, err_console, fail
 from aem.config import load_resolved
 from aem.engines import EngineError
@@ -39,11 +42,13 @@ from aem.report.terminal import output_console, render
 from aem.scorecards.commands import (
     ScorecardOption,
     StoreOption,
+    add_scorecard_issues,
     audit_scorer,
     print_totals,
     report_with_totals,
 )
 from aem.scorecards.post_hoc import SessionScorer
+from aem.terminaltext import escape_controls
 
 MaxRecordBytesOption = Annotated[
     int, typer.Option(min=1024, help="a longer record (line, document) is reported and skipped")
@@ -67,6 +72,14 @@ TaxonomyOption = Annotated[
     typer.Option(
         help="[[taxonomy]] rules file (TOML) naming failure categories; replaces the "
         "config's rules (docs/taxonomy.md)"
+    ),
+]
+StrictOption = Annotated[
+    bool,
+    typer.Option(
+        "--strict",
+        help="exit 2 when any input was skipped (an unreadable file, a bad record or span); "
+        "without it skipped input is reported and the exit code is the verdicts'",
     ),
 ]
 ProgressOption = Annotated[
@@ -113,23 +126,21 @@ def audit(
     workers: WorkersOption = None,
     engine: EngineOption = Engine.LOCAL,
     sessions_dir: SessionsDirOption = None,
+    strict: StrictOption = False,
 ) -> None:
     """Evaluate every session in OTLP trace files; print turns, labels and root causes.
 
     A table per session (beyond 10 sessions, the first 10 with a root cause: --all for
     all), a line per failed turn, a legend, the ranking, a summary; piped: 120+ columns.
 
-    Exit code 0: no root causes; 1: root causes found; 2: bad input or configuration.
+    Exit code 0: no root causes; 1: root causes found; 2: bad input or configuration,
+    or, with --strict, any input skipped (skipped input is always reported on stderr).
     """
     missing = [p for p in paths if p != "-" and not Path(p).exists()]
     if missing:
         fail(f"no such file or directory: {', '.join(missing)}")
+    resolved, case_map = _settings(config, set_, taxonomy, cases)
     try:
-        resolved = load_resolved(config, set_ or [])
-        settings = resolved.config
-        if taxonomy is not None:
-            settings.taxonomy = load_taxonomy(taxonomy)
-        case_map = load_cases(cases) if cases else {}
         scorer = audit_scorer(scorecard, store) if scorecard else None
         gates = parse_gates(gate or [], resolved)
     except (CasesError, ValueError, OSError) as exc:
@@ -145,13 +156,29 @@ def audit(
         on_closed=scorer,
         max_record_bytes=max_record_bytes,
     )
+    add_scorecard_issues(report, scorer)
     apply_gates(report, gates, case_map)
     _write_files(report, out, html)
     if json_:
         sys.stdout.write(report_with_totals(report.model_dump_json(indent=2), scorer) + "\n")
     else:
         _print_view(report, scorer, tables=not summary, every_session=all_)
-    raise typer.Exit(gate_exit_code(report) if gates else exit_code(report))
+    code = gate_exit_code(report) if gates else exit_code(report)
+    raise typer.Exit(skipped_exit_code(report, strict, code))
+
+
+def _settings(
+    config: Path | None, set_: list[str] | None, taxonomy: Path | None, cases: Path | None
+) -> tuple[ResolvedMetrics, dict[str, Case]]:
+    """The resolved configuration (with ``--taxonomy``) and the cases: exit 2 naming
+    what is wrong in either."""
+    try:
+        resolved = load_resolved(config, set_ or [])
+        if taxonomy is not None:
+            resolved.config.taxonomy = load_taxonomy(taxonomy)
+        return resolved, (load_cases(cases) if cases else {})
+    except (CasesError, ValueError, OSError) as exc:
+        fail(exc)
 
 
 def _print_view(
@@ -187,6 +214,21 @@ def exit_code(report: AuditReport) -> int:
         err.print(f"[red]error:[/] {failed} session(s) could not be evaluated")
         return EXIT_BAD_INPUT
     return EXIT_OK
+
+
+def skipped_exit_code(report: AuditReport, strict: bool, code: int) -> int:
+    """Say on stderr what input was skipped; with ``strict``, that makes the exit code 2."""
+    skipped = skipped_input(report)
+    if not skipped:
+        return code
+    said = escape(escape_controls(skipped.summary()))
+    if strict:
+        err_console().print(f"[red]error:[/] {said} (--strict)")
+        return EXIT_BAD_INPUT
+    err_console().print(
+        f"[yellow]warning:[/] {said}; the verdicts cover the rest (--strict makes this exit 2)"
+    )
+    return code
 
 
 def _run_audit(

@@ -24,10 +24,10 @@ from rich.text import Text
 from aem.cases import CasesError
 from aem.config import load_resolved
 from aem.datatests import api
-from aem.datatests.plaintext import plain
 from aem.datatests.results import RunResult
 from aem.metrics.registry import ResolvedMetrics
 from aem.store import Store, StoreError
+from aem.terminaltext import safe as plain
 
 test_app = typer.Typer(no_args_is_help=True, help="Dataset tests: create, run, show, compare")
 threshold_app = typer.Typer(no_args_is_help=True, help="Project thresholds of the checks")

@@ -11,8 +11,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from aem.datatests.plaintext import plain
 from aem.datatests.results import RunResult, gate_results, not_run
+from aem.terminaltext import safe as plain
 
 
 def rate(value: float | None) -> str:
