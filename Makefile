@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup demo test lint bench clean phoenix
+.PHONY: setup demo test lint bench clean phoenix mlflow
 
 $(BIN)/aem: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,7 +50,20 @@ $(PHOENIX_VENV)/bin/phoenix:
 
 phoenix: $(PHOENIX_VENV)/bin/phoenix
 
-test: setup lint /usr/bin/chromium phoenix
+# A real MLflow tracking server for tests/mlflow (the MLflow source, sink and guide), in a
+# virtualenv of its own for the same reason; its tests skip, saying so, when it is absent.
+MLFLOW_VENV ?= .venv-mlflow
+MLFLOW_VERSION ?= 3.17.2
+
+$(MLFLOW_VENV)/bin/mlflow:
+	$(PYTHON) -m venv $(MLFLOW_VENV)
+	$(MLFLOW_VENV)/bin/pip install --quiet 'mlflow==$(MLFLOW_VERSION)' \
+	  || { echo "make mlflow: mlflow could not be installed; its tests will skip"; \
+	       rm -rf $(MLFLOW_VENV); }
+
+mlflow: $(MLFLOW_VENV)/bin/mlflow
+
+test: setup lint /usr/bin/chromium phoenix mlflow
 	$(BIN)/pytest -q
 
 bench: setup
@@ -62,4 +75,4 @@ bench: setup
 	$(BIN)/python -m bench.html.run
 
 clean:
-	rm -rf $(VENV) $(PHOENIX_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(PHOENIX_VENV) $(MLFLOW_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
