@@ -61,7 +61,13 @@ $(MLFLOW_VENV)/bin/mlflow:
 	  || { echo "make mlflow: mlflow could not be installed; its tests will skip"; \
 	       rm -rf $(MLFLOW_VENV); }
 
-mlflow: $(MLFLOW_VENV)/bin/mlflow
+# The MLflow scorer (aem.adapters.mlflow_scorer) runs inside mlflow.genai.evaluate, so its
+# test needs MLflow's client beside AEM: mlflow-skinny (no server) fits AEM's pins.
+$(VENV)/.mlflow-skinny: $(BIN)/aem
+	$(BIN)/pip install --quiet 'mlflow-skinny==$(MLFLOW_VERSION)' && touch $@ \
+	  || echo "make mlflow: mlflow-skinny could not be installed beside AEM; its test will skip"
+
+mlflow: $(MLFLOW_VENV)/bin/mlflow $(VENV)/.mlflow-skinny
 
 test: setup lint /usr/bin/chromium phoenix mlflow
 	$(BIN)/pytest -q

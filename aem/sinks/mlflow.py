@@ -48,6 +48,7 @@ def feedback(item: OutboxItem, source_id: str = SOURCE_ID) -> dict[str, Any]:
     metadata = {
         "aem.session_id": p["session_id"],
         "aem.turn_id": p["turn_id"],
+        "aem.span_id": p["span_id"],  # mlflow.genai.evaluate moves feedback to the root span
         "aem.idempotency_key": item.key,
     }
     if item.kind == "metric":

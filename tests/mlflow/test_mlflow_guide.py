@@ -131,7 +131,7 @@ def test_the_guide_from_traces_in_mlflow_to_verdicts_in_mlflow(
     finally:
         sink.close()
 
-    snippet = _block(blocks, "python", "search_traces")
+    snippet = _block(blocks, "python", "a.source.source_id")
     (work / "read.py").write_text(snippet)
     printed = _run_sh(".venv-mlflow/bin/python read.py", work)
     rows = {tuple(line.split("\t")[:3]) for line in printed.splitlines() if "\t" in line}
