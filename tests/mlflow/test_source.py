@@ -15,6 +15,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from typing import ClassVar
 from urllib.parse import urlsplit
 
 import pytest
@@ -124,8 +125,10 @@ class _Misbehaving(http.server.BaseHTTPRequestHandler):
 
     search_answer: tuple[int, bytes] = (500, b"boom")
     searches = 0
+    authorization: ClassVar[list[str | None]] = []
 
     def do_GET(self) -> None:
+        type(self).authorization.append(self.headers.get("Authorization"))
         self._answer(200, b'{"experiment": {"experiment_id": "7"}}')
 
     def do_POST(self) -> None:
@@ -145,7 +148,7 @@ class _Misbehaving(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def misbehaving() -> Iterator[type[_Misbehaving]]:
-    handler = type("Handler", (_Misbehaving,), {"searches": 0})
+    handler = type("Handler", (_Misbehaving,), {"searches": 0, "authorization": []})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -174,3 +177,32 @@ def test_failing_or_garbled_pages_are_clear_errors(
     with pytest.raises(BackendError, match=expected):
         list(open_source(url, os.environ).batches(SourceWindow(), []))
     assert misbehaving.searches == searches  # 5xx retried a bounded number of times, others not
+
+
+def test_the_token_comes_from_the_environment_and_never_shows(
+    misbehaving: type[_Misbehaving],
+) -> None:
+    port = misbehaving.port  # type: ignore[attr-defined]
+    source = open_source(
+        f"mlflow://someone:hunter2@127.0.0.1:{port}/exp", {"MLFLOW_TRACKING_TOKEN": "s3cret"}
+    )
+    assert source.name == f"mlflow://127.0.0.1:{port}/exp"
+    with pytest.raises(BackendError) as raised:
+        list(source.batches(SourceWindow(), []))
+    assert misbehaving.authorization == ["Bearer s3cret"]
+    assert "s3cret" not in str(raised.value) and "hunter2" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "base", "experiment"),
+    [
+        ("mlflow://127.0.0.1:5000/my-agent", "http://127.0.0.1:5000", "my-agent"),
+        ("mlflow+https://mlflow.example.com/my-agent", "https://mlflow.example.com", "my-agent"),
+        ("mlflow+https://host:8443/prefix/a%2Fb", "https://host:8443/prefix", "a/b"),
+    ],
+)
+def test_urls_name_the_server_and_the_experiment(url: str, base: str, experiment: str) -> None:
+    source = open_source(url, {})
+    assert isinstance(source, MlflowSource)
+    assert (source.rest.base, source.experiment) == (base, experiment)
+    source.rest.close()
