@@ -125,6 +125,7 @@ class _Misbehaving(http.server.BaseHTTPRequestHandler):
 
     search_answer: tuple[int, bytes] = (500, b"boom")
     searches = 0
+    delay = 0.0
     authorization: ClassVar[list[str | None]] = []
 
     def do_GET(self) -> None:
@@ -133,6 +134,7 @@ class _Misbehaving(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         type(self).searches += 1
+        time.sleep(self.delay)
         self._answer(*self.search_answer)
 
     def _answer(self, status: int, body: bytes) -> None:
@@ -206,3 +208,17 @@ def test_urls_name_the_server_and_the_experiment(url: str, base: str, experiment
     assert isinstance(source, MlflowSource)
     assert (source.rest.base, source.experiment) == (base, experiment)
     source.rest.close()
+
+
+def test_a_slow_server_times_out_a_bounded_number_of_times(
+    misbehaving: type[_Misbehaving],
+) -> None:
+    misbehaving.delay = 2.0
+    port = misbehaving.port  # type: ignore[attr-defined]
+    rest = MlflowRest(f"http://127.0.0.1:{port}", timeout=0.5, attempts=2, pause=0.1)
+    source = MlflowSource(rest, "exp", f"mlflow://127.0.0.1:{port}/exp")
+    started = time.monotonic()
+    with pytest.raises(BackendError, match=r"traces/search unreachable \(ReadTimeout.*after 2"):
+        list(source.batches(SourceWindow(), []))
+    assert misbehaving.searches == 2
+    assert time.monotonic() - started < 5
