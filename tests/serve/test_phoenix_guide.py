@@ -18,7 +18,6 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -32,6 +31,8 @@ import pytest
 
 from tests.conftest import run_audit
 from tests.serve.conftest import ROOT, SAMPLES, free_port, send
+from tests.serve.conftest import stop_process_group as _stop
+from tests.serve.conftest import wait_http as _wait_http
 
 pytestmark = pytest.mark.slow
 
@@ -55,29 +56,6 @@ def _block(blocks: list[tuple[str, str]], language: str, needle: str) -> str:
     found = [body for lang, body in blocks if lang == language and needle in body]
     assert len(found) == 1, f"the guide has no single {language} block with {needle!r}"
     return found[0]
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """Stop a process this test started (and its children: its own process group)."""
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
-
-
-def _wait_http(url: str, proc: subprocess.Popen[bytes], seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return True
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    return False
 
 
 def _tail(path: Path, chars: int = 1500) -> str:
