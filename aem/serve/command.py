@@ -7,6 +7,7 @@ overrides; every other override goes to the evaluation config (``AemConfig``).
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 import threading
@@ -18,7 +19,7 @@ from pydantic import ValidationError
 
 from aem.config import apply_override, load_config
 from aem.serve.ops import setup_logging
-from aem.serve.settings import ServeSettings
+from aem.serve.settings import ServeSettings, UnusableSetting
 
 log = logging.getLogger("aem.serve")
 
@@ -57,11 +58,16 @@ def serve_command(config_path: Path | None, overrides: list[str], cases_path: Pa
     try:
         server = LiveServer(settings, evaluate=evaluate, assembly=config.assembly)
         server.start()
-    except OSError as exc:
-        # One line, no traceback: a missing or read-only spool, a port in use... are the
-        # operator's to fix, and the message says what.
+    except (UnusableSetting, OSError) as exc:
+        # One line, no traceback, exit 2 (the set-up is the operator's to fix): a port in
+        # use, a spool that cannot be opened, a TLS key that does not load — the setting
+        # named. The worker processes started for evaluation go too.
+        close_pool = getattr(evaluate, "close", None)
+        if close_pool is not None:
+            close_pool()
         log.error("cannot start: %s", exc, extra={"error": str(exc)})
-        return 1
+        print(f"aem serve: cannot start: {exc}", file=sys.stderr)
+        return 2
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: object) -> None:
@@ -73,4 +79,12 @@ def serve_command(config_path: Path | None, overrides: list[str], cases_path: Pa
     while not stop.wait(1.0):
         pass
     server.stop()
-    return 0
+    # Everything the server owns is closed by now (spool, outbox, sinks, worker
+    # processes): leave at once. Interpreter teardown is not bounded — freeing a loaded
+    # model's heap took seconds on a busy machine, and an evaluation that outlived the
+    # drain (its session stays in the spool) can crash it in native code (torch:
+    # "terminate called") — and the documented shutdown bound must hold.
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

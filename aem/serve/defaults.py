@@ -23,3 +23,12 @@ DELIVERY_POLL_SECONDS: Final = 0.2
 # A failed delivery is retried after this, doubling up to the maximum (never dropped).
 DELIVERY_RETRY_INITIAL_SECONDS: Final = 0.5
 DELIVERY_RETRY_MAX_SECONDS: Final = 30.0
+# At shutdown, after the drain: how long the sinks' workers get to stop in all. A sink's
+# delivery in flight is cut (its rows stay pending), so shutdown never waits on a
+# downstream beyond drain_timeout_seconds plus this.
+OUTBOX_CLOSE_SECONDS: Final = 5.0
+
+# --- pipeline ---------------------------------------------------------------------
+# A complete session with more spans than this is evaluated in a lane of its own, one
+# at a time, so it never holds the evaluators the small sessions need.
+LARGE_SESSION_SPANS: Final = 10_000

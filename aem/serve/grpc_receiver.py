@@ -33,7 +33,7 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from aem.serve.intake import BadRequest, Busy, Intake, TooLarge
 from aem.serve.ops import ServeMetrics
-from aem.serve.settings import ServeSettings
+from aem.serve.settings import ServeSettings, UnusableSetting, host_port
 
 log = logging.getLogger("aem.serve.grpc")
 
@@ -172,15 +172,25 @@ def start_grpc(
             ),
         )
     )
-    address = f"{settings.host}:{settings.grpc_port}"
-    if settings.tls_cert_file and settings.tls_key_file:
-        credentials = grpc.ssl_server_credentials(
-            [(settings.tls_key_file.read_bytes(), settings.tls_cert_file.read_bytes())]
-        )
-        port = server.add_secure_port(address, credentials)
-    else:
-        port = server.add_insecure_port(address)
+    address = host_port(settings.host, settings.grpc_port)
+    try:
+        port = _bind(server, settings, address)
+    except (OSError, RuntimeError) as exc:  # grpc says RuntimeError("Failed to bind ...")
+        raise UnusableSetting("grpc_port", f"cannot listen on {address}: {exc}") from exc
     if port == 0:
-        raise OSError(f"cannot bind gRPC receiver on {address}")
+        raise UnusableSetting("grpc_port", f"cannot listen on {address}")
     server.start()
     return server, port
+
+
+def _bind(server: grpc.Server, settings: ServeSettings, address: str) -> int:
+    """Listen on ``address`` (with TLS when configured); the port bound, 0 on failure."""
+    if settings.tls_cert_file and settings.tls_key_file:
+        try:
+            pair = (settings.tls_key_file.read_bytes(), settings.tls_cert_file.read_bytes())
+        except OSError as exc:
+            raise UnusableSetting(
+                "tls_cert_file", f"cannot read the key or certificate: {exc}"
+            ) from exc
+        return int(server.add_secure_port(address, grpc.ssl_server_credentials([pair])))
+    return int(server.add_insecure_port(address))

@@ -24,7 +24,6 @@ from __future__ import annotations
 import hmac
 import logging
 import math
-import os
 import socket
 import ssl
 import threading
@@ -40,10 +39,12 @@ from google.rpc import status_pb2
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from aem.model import SourceRef
+from aem.serve.handshakes import HandshakeGate
 from aem.serve.intake import Accepted, BadRequest, Busy, Intake, TooLarge
 from aem.serve.ops import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from aem.serve.ops import ServeMetrics
-from aem.serve.settings import ServeSettings
+from aem.serve.settings import ServeSettings, UnusableSetting, host_port
+from aem.sinks.http import shut_socket
 
 log = logging.getLogger("aem.serve.http")
 
@@ -89,24 +90,6 @@ def inflate(body: bytes, limit: int) -> bytes:
             raise HttpError(400, f"{len(rest):,} bytes after the last gzip member are not gzip")
 
 
-def _shut(sock: socket.socket) -> None:
-    """Shut a connection down from another thread so its blocked read returns at once.
-
-    Through a duplicate of the descriptor: ``SSLSocket.shutdown`` would drop the TLS
-    layer, and the handler's own socket object must stay usable for closing.
-    """
-    try:
-        dup = socket.socket(fileno=os.dup(sock.fileno()))
-    except OSError:
-        return
-    try:
-        dup.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
-    finally:
-        dup.close()
-
-
 class Deadlines:
     """Per-connection deadlines, enforced by one reaper thread.
 
@@ -144,7 +127,7 @@ class Deadlines:
                     del self._due[key]
             for _, sock, phase in expired:
                 self._on_expired(phase)
-                _shut(sock)
+                shut_socket(sock)
 
 
 class ReceiverHandler(BaseHTTPRequestHandler):
@@ -300,9 +283,14 @@ class ReceiverHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             raise HttpError(411, "chunked bodies are not accepted; send Content-Length")
         raw = self.headers.get("Content-Length")
-        if raw is None or not raw.isdigit():
+        if raw is None:
             self.close_connection = True
             raise HttpError(411, "Content-Length is required")
+        # ASCII digits only: headers are decoded as latin-1, and str.isdigit() also says
+        # yes to '²' or '٣', which int() then refuses (or reads as another number).
+        if not (raw.isascii() and raw.isdigit()):
+            self.close_connection = True
+            raise HttpError(400, f"Content-Length {raw[:40]!r} is not a decimal number")
         length = int(raw)
         if length > self.server.max_body:
             # Not read: the connection is closed instead, so a huge body costs nothing.
@@ -356,7 +344,14 @@ class OtlpHttpServer(ThreadingHTTPServer):
         metrics: ServeMetrics,
         readiness: Callable[[], tuple[bool, str]],
     ) -> None:
-        super().__init__((settings.host, settings.http_port), ReceiverHandler)
+        # An IPv6 literal (``::1``) needs an IPv6 socket: the class default is IPv4 only.
+        if ":" in settings.host:
+            self.address_family = socket.AF_INET6
+        address = host_port(settings.host, settings.http_port)
+        try:
+            super().__init__((settings.host.strip("[]"), settings.http_port), ReceiverHandler)
+        except OSError as exc:
+            raise UnusableSetting("http_port", f"cannot listen on {address}: {exc}") from exc
         self.intake = intake
         self.metrics = metrics
         self.readiness = readiness
@@ -373,12 +368,26 @@ class OtlpHttpServer(ThreadingHTTPServer):
         self._conn_lock = threading.Lock()
         self._per_client: Counter[str] = Counter()
         self.deadlines = Deadlines(self._expired)
+        self.handshakes = HandshakeGate(
+            settings.max_tls_handshakes, settings.max_tls_handshakes_per_client
+        )
         self.tls: ssl.SSLContext | None = None
         if settings.tls_cert_file and settings.tls_key_file:
             self.tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            self.tls.load_cert_chain(settings.tls_cert_file, settings.tls_key_file)
+            try:
+                self.tls.load_cert_chain(settings.tls_cert_file, settings.tls_key_file)
+            except OSError as exc:  # ssl.SSLError included
+                self.server_close()
+                raise UnusableSetting(
+                    "tls_cert_file", f"cannot load the certificate and key: {exc}"
+                ) from exc
         metrics.gauge(
             "aem_http_connections", "open HTTP connections", lambda: self._per_client.total()
+        )
+        metrics.gauge(
+            "aem_tls_handshakes_in_flight",
+            "TLS handshakes under way (cap max_tls_handshakes)",
+            lambda: self.handshakes.in_flight,
         )
 
     @property
@@ -396,15 +405,23 @@ class OtlpHttpServer(ThreadingHTTPServer):
             over = self._per_client[client] >= self.max_per_client
             if not (full or over):
                 self._per_client[client] += 1
-        if full or over:
-            reason = "too_many_connections" if full else "client_connection_cap"
-            self.metrics.requests_rejected.labels("http", reason).inc()
+        refused = (
+            ("too_many_connections" if full else "client_connection_cap") if full or over else None
+        )
+        if refused is None and self.tls is not None:
+            refused = self.handshakes.take(client)
+            if refused is not None:
+                self._release(client)
+        if refused is not None:
+            self.metrics.requests_rejected.labels("http", refused).inc()
             self.shutdown_request(request)
             return
         try:
             super().process_request(request, client_address)
         except Exception:
             self._release(client)
+            if self.tls is not None:
+                self.handshakes.release(client)
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
@@ -425,27 +442,39 @@ class OtlpHttpServer(ThreadingHTTPServer):
         request.settimeout(max(self.header_timeout, self.body_timeout))
         conn = request
         if self.tls is not None:
-            self.deadlines.set(request, self.handshake_timeout, "tls_handshake")
             try:
-                conn = self.tls.wrap_socket(
-                    request, server_side=True, do_handshake_on_connect=False
-                )
-                conn.do_handshake()
-            except (OSError, ValueError) as exc:
-                log.debug(
-                    "TLS handshake failed",
-                    extra={"client": client_address[0], "error": str(exc)},
-                )
-                self.deadlines.clear(request)
-                conn.close()
+                conn = self._handshake(request, str(client_address[0]))
+            finally:
+                self.handshakes.release(str(client_address[0]))
+            if conn is None:
                 return
-            self.deadlines.clear(request)
         try:
             ReceiverHandler(conn, client_address, self)
         finally:
             self.deadlines.clear(conn)
             if conn is not request:
                 conn.close()
+
+    def _handshake(self, request: socket.socket, client: str) -> ssl.SSLSocket | None:
+        """The TLS handshake under its deadline; None (and the socket closed) on failure.
+
+        The deadline is set on the wrapped socket: ``wrap_socket`` detaches the plain one
+        (its descriptor moves), so a deadline kept on it could not shut anything and the
+        handshake ran until the socket timeout instead.
+        """
+        conn = self.tls.wrap_socket(  # type: ignore[union-attr]
+            request, server_side=True, do_handshake_on_connect=False
+        )
+        self.deadlines.set(conn, self.handshake_timeout, "tls_handshake")
+        try:
+            conn.do_handshake()
+        except (OSError, ValueError) as exc:
+            log.debug("TLS handshake failed", extra={"client": client, "error": str(exc)})
+            conn.close()
+            return None
+        finally:
+            self.deadlines.clear(conn)
+        return conn
 
     def server_close(self) -> None:
         deadlines = getattr(self, "deadlines", None)  # absent when the bind itself failed

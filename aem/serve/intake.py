@@ -154,6 +154,18 @@ class Intake:
         self._metrics = metrics
         self._retry_after = retry_after
         self._closing = threading.Event()
+        self._queue_refusing = False
+
+    @property
+    def queue_refusing(self) -> bool:
+        """Whether the last request was refused ``queue_full`` and the queue still holds
+        spans: a request sent now would be refused too (``/readyz`` says so).
+
+        Why not only the queue's depth: a request is refused when *it* does not fit, so
+        a queue short of full refuses every request larger than what is left; and why
+        "still holds spans": once the assembler takes the queue, the next request fits.
+        """
+        return self._queue_refusing and self._queue.depth > 0
 
     def close(self) -> None:
         """Refuse new requests from now on (503/UNAVAILABLE); used at shutdown."""
@@ -257,6 +269,7 @@ class Intake:
             self._refuse(transport, exc.reason, len(spans))
             raise Busy(str(exc), self._retry_after) from exc
         if not self._queue.try_reserve(len(spans)):
+            self._queue_refusing = True
             self._budget.rollback(admission)
             self._refuse(transport, "queue_full", len(spans))
             raise Busy(
@@ -264,6 +277,7 @@ class Intake:
                 "evaluation is behind, retry later",
                 self._retry_after,
             )
+        self._queue_refusing = False
 
         def undo() -> None:
             self._queue.release(len(spans))

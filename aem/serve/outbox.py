@@ -158,6 +158,7 @@ class SinkWorker:
         self.thread = SupervisedThread(f"sink-{sink.name}", self._run, stopped=self._stop.is_set)
         self.delivered = 0
         self.failures = 0
+        self._failing_in_a_row = 0
 
     def start(self) -> None:
         self.thread.start()
@@ -182,7 +183,12 @@ class SinkWorker:
                     )
                     self._stop.wait(max(self._poll, 0.5))
                     continue
-                if not worked:
+                if self._failing_in_a_row:
+                    # The sink as a whole backs off, not only the rows that failed: new
+                    # verdicts keep coming, and each would otherwise meet a downstream
+                    # that is down (and, if it drips, hold the thread for a deadline).
+                    self._stop.wait(self._retry.delay(self._failing_in_a_row - 1))
+                elif not worked:
                     self._wake.wait(self._poll)
                     self._wake.clear()
         finally:
@@ -221,6 +227,7 @@ class SinkWorker:
         )
         conn.execute("COMMIT")
         self.delivered += len(delivered)
+        self._failing_in_a_row = self._failing_in_a_row + 1 if failed else 0
         if failed:
             self.failures += 1
             log.warning(
@@ -232,11 +239,17 @@ class SinkWorker:
             self._on_delivered(self.sink.name, [done - created[k] for _, _, k in delivered])
         return bool(delivered)
 
-    def stop(self) -> None:
+    def stop(self, timeout: float) -> bool:
+        """Stop within ``timeout``: the sink is closed first, which cuts a delivery in
+        flight (its rows stay pending for the next start); True if the thread ended."""
         self._stop.set()
         self._wake.set()
-        self.thread.join(timeout=30)
-        self.sink.close()
+        try:
+            self.sink.close()
+        except Exception:  # a sink that fails to close must not hold the shutdown
+            log.warning("sink close failed", exc_info=True, extra={"sink": self.sink.name})
+        self.thread.join(timeout=timeout)
+        return not self.thread.running()
 
 
 class Outbox:
@@ -297,8 +310,14 @@ class Outbox:
             time.sleep(0.05)
         return True
 
-    def close(self) -> None:
+    def close(self, timeout: float = defaults.OUTBOX_CLOSE_SECONDS) -> None:
+        """Stop every sink's worker within ``timeout`` in all, whatever the sinks do."""
+        deadline = time.monotonic() + timeout
         for worker in self.workers:
-            worker.stop()
+            if not worker.stop(max(0.0, deadline - time.monotonic())):
+                log.warning(
+                    "sink still delivering at shutdown; its rows stay pending",
+                    extra={"sink": worker.sink.name},
+                )
         with self._lock:
             self._conn.close()

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from aem.model import ClosedSession, InputIssue, SessionReport, SpanRecord
+from aem.serve import defaults
 from aem.serve.budget import Budget, client_of
+from aem.serve.latespans import LateSpanTally
 from aem.serve.ops import ServeMetrics
 from aem.serve.queues import SpanQueue
 from aem.serve.spool import Spool, SpoolClosed
@@ -37,6 +39,8 @@ Evaluate = Callable[[ClosedSession], SessionReport]
 T = TypeVar("T")
 
 REPLAY_BATCH = 5000
+# At most one "late spans" line per session this often (aem.serve.latespans).
+LATE_SPAN_LOG_SECONDS = 10.0
 
 
 class Abandoned(Exception):
@@ -73,6 +77,8 @@ class PipelineLimits:
     tick_seconds: float
     # Spans held for one session ([assembly] max_session_spans; None: no limit).
     max_session_spans: int | None = DEFAULT_MAX_SESSION_SPANS
+    # Sessions with more spans are evaluated in a lane of their own (one at a time).
+    large_session_spans: int = defaults.LARGE_SESSION_SPANS
 
 
 class Pipeline:
@@ -95,6 +101,7 @@ class Pipeline:
         self._metrics = metrics
         self._on_committed = on_committed
         self._late: list[tuple[str, str]] = []
+        self._late_log = LateSpanTally(LATE_SPAN_LOG_SECONDS, time.monotonic)
         # Sees every span as it is assembled (live scorecards, aem.serve.scorecards).
         self.on_spans: Callable[[list[SpanRecord]], None] | None = None
         self.assembler = _Assembler(
@@ -104,15 +111,22 @@ class Pipeline:
             max_session_spans=limits.max_session_spans,
         )
         self._eval_q: queue.Queue[_Complete | None] = queue.Queue(limits.eval_queue_sessions)
+        # Large sessions wait here, for their own evaluator: never for the small ones'
+        # threads, and never holding them. Unbounded in count: their bytes stay charged
+        # to the budget until committed, which bounds them (and pushes intake back).
+        self._large_q: queue.Queue[_Complete | None] = queue.Queue()
         self.spans_in_flight = 0
         self.evaluating = 0
         self._stop = threading.Event()
         self._drain = True
         self._asm_thread = SupervisedThread("assembler", self._assemble_loop)
         self._evaluators = [
-            SupervisedThread(f"evaluator-{i}", self._evaluate_loop)
+            SupervisedThread(f"evaluator-{i}", lambda: self._evaluate_loop(self._eval_q))
             for i in range(limits.evaluator_workers)
         ]
+        self._large_evaluator = SupervisedThread(
+            "evaluator-large", lambda: self._evaluate_loop(self._large_q)
+        )
         self._asm_lock = threading.Lock()
         metrics.gauge("aem_sessions_open", "sessions being assembled", self._open_sessions)
         metrics.gauge("aem_spans_in_flight", "spans held in open sessions", self._in_flight)
@@ -122,10 +136,15 @@ class Pipeline:
         metrics.gauge(
             "aem_queue_depth_eval_sessions", "complete sessions waiting", self._eval_q.qsize
         )
+        metrics.gauge(
+            "aem_queue_depth_large_sessions",
+            "complete sessions over large_session_spans waiting for their lane",
+            self._large_q.qsize,
+        )
 
     def threads(self) -> list[SupervisedThread]:
         """Every pipeline thread, for the supervisor (restarted if it dies)."""
-        return [self._asm_thread, *self._evaluators]
+        return [self._asm_thread, *self._evaluators, self._large_evaluator]
 
     def _open_sessions(self) -> float:
         with self._asm_lock:
@@ -140,7 +159,7 @@ class Pipeline:
             self._budget.release(self._budget.close_traces([issue.trace_id]))
             self._late.append((issue.trace_id, issue.span_id))
             self._metrics.late_spans.inc()
-            log.info("late span", extra={"session_id": issue.session_id, "span_id": issue.span_id})
+            self._late_log.add(issue.session_id or issue.trace_id, issue.span_id)
 
     def replay(self) -> int:
         """Rebuild open sessions from the spool after a restart (before receivers start)."""
@@ -206,12 +225,15 @@ class Pipeline:
                 with self._asm_lock:
                     complete = self.assembler.pop_complete(now)
                 self._hand_over(complete)
+                self._late_log.flush()
+        self._late_log.flush(force=True)
         if self._drain:
             with self._asm_lock:
                 rest = self.assembler.drain()
             self._hand_over(rest)
         for _ in self._evaluators:
             self._eval_q.put(None)
+        self._large_q.put(None)
 
     def _evict(self) -> None:
         """Cut the sessions the byte budget gives up on (see aem.serve.budget)."""
@@ -241,7 +263,15 @@ class Pipeline:
                     extra={"session_id": session.session_id, "spans": len(session.spans)},
                 )
                 continue
-            self._eval_q.put(_Complete(session, wall, charged))  # blocks when full: backpressure
+            job = _Complete(session, wall, charged)
+            if len(session.spans) > self._limits.large_session_spans:
+                log.info(
+                    "large session: evaluated in its own lane",
+                    extra={"session_id": session.session_id, "spans": len(session.spans)},
+                )
+                self._large_q.put(job)
+            else:
+                self._eval_q.put(job)  # blocks when full: backpressure
 
     def _was_evaluated(self, session_id: str) -> bool:
         try:
@@ -250,9 +280,9 @@ class Pipeline:
             return False  # cannot tell: evaluating again is caught by commit_session
 
     # ---- evaluating ------------------------------------------------------------------
-    def _evaluate_loop(self) -> None:
+    def _evaluate_loop(self, jobs: queue.Queue[_Complete | None]) -> None:
         while True:
-            job = self._eval_q.get()
+            job = jobs.get()
             if job is None:
                 return
             self.evaluating += 1
@@ -350,7 +380,7 @@ class Pipeline:
     # ---- lifecycle -------------------------------------------------------------------
     def start(self) -> None:
         self._asm_thread.start()
-        for thread in self._evaluators:
+        for thread in [*self._evaluators, self._large_evaluator]:
             thread.start()
 
     def stop(self, *, drain: bool, timeout: float) -> bool:
@@ -359,6 +389,6 @@ class Pipeline:
         self._stop.set()
         deadline = time.monotonic() + timeout
         self._asm_thread.join(max(0.0, deadline - time.monotonic()))
-        for thread in self._evaluators:
+        for thread in [*self._evaluators, self._large_evaluator]:
             thread.join(max(0.0, deadline - time.monotonic()))
         return not any(t.running() for t in self.threads())

@@ -10,6 +10,7 @@ flush the outbox → stop the pruner → close the spool. Every step is bounded 
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Mapping
@@ -27,11 +28,12 @@ from aem.serve.pipeline import Evaluate, Pipeline, PipelineLimits
 from aem.serve.queues import SpanQueue
 from aem.serve.rawrequests import settle_raw_requests
 from aem.serve.scorecards import scorecard_tracker
-from aem.serve.settings import ServeSettings
+from aem.serve.settings import ServeSettings, UnusableSetting
 from aem.serve.spool import Pruner, Spool
 from aem.serve.supervisor import Supervisor
 from aem.sinks.base import Sink
 from aem.sinks.registry import build_sinks
+from aem.sinks.stdout import StdoutSink
 
 log = logging.getLogger("aem.serve.server")
 
@@ -80,6 +82,29 @@ def _outbox(settings: ServeSettings, sinks: list[Sink], metrics: ServeMetrics) -
     )
 
 
+def _configured_sinks(settings: ServeSettings) -> list[Sink]:
+    """The ``[serve.sinks]`` tables' sinks; none configured: standard output, one line per
+    verdict (a first run shows that it works and what it found)."""
+    sinks = build_sinks(settings.sinks)
+    if not sinks:
+        log.warning("no sink configured: one line per verdict on standard output")
+        sinks = [StdoutSink()]
+    return sinks
+
+
+def _open_spool(settings: ServeSettings, sinks: list[Sink]) -> Spool:
+    try:
+        return Spool(
+            settings.spool_path,
+            synchronous=settings.spool_synchronous,
+            commit_batch=settings.spool_commit_batch,
+            sinks=[s.name for s in sinks],
+        )
+    except (OSError, sqlite3.Error) as exc:
+        reason = f"cannot open {settings.spool_path}: {exc}"
+        raise UnusableSetting("spool_path", reason) from exc
+
+
 def _budget(settings: ServeSettings) -> Budget:
     return Budget(
         BudgetLimits(
@@ -106,15 +131,8 @@ class LiveServer:
         self.settings = settings
         self._evaluate = evaluate
         self.metrics = ServeMetrics()
-        sinks = build_sinks(settings.sinks) if sinks is None else sinks
-        if not sinks:
-            log.warning("no sink configured: verdicts stay in the outbox table only")
-        self.spool = Spool(
-            settings.spool_path,
-            synchronous=settings.spool_synchronous,
-            commit_batch=settings.spool_commit_batch,
-            sinks=[s.name for s in sinks],
-        )
+        sinks = _configured_sinks(settings) if sinks is None else sinks
+        self.spool = _open_spool(settings, sinks)
         self.outbox = _outbox(settings, sinks, self.metrics)
         self.pruner = Pruner(
             settings.spool_path,
@@ -137,6 +155,7 @@ class LiveServer:
                 evaluator_workers=_evaluator_threads(settings, evaluate),
                 tick_seconds=settings.tick_seconds,
                 max_session_spans=assembly.span_limit,
+                large_session_spans=settings.large_session_spans,
             ),
             metrics=self.metrics,
             on_committed=self.outbox.notify,
@@ -234,6 +253,11 @@ class LiveServer:
         saturated = self.budget.saturation()
         if saturated:
             return False, f"saturated: {saturated}"
+        if self.intake.queue_refusing:
+            return False, (
+                f"ingest queue full ({self.queue.depth} of {self.queue.capacity} spans): "
+                "requests are answered queue_full until evaluation catches up"
+            )
         return True, "ready"
 
     def start(self) -> None:
@@ -277,10 +301,17 @@ class LiveServer:
         self._ready = True
         log.info("serving", extra={"host": s.host, **self.ports})
 
-    def stop(self) -> None:
-        """Graceful shutdown: drain, flush, close. Safe to call twice."""
+    def stop(self) -> bool:
+        """Graceful shutdown: drain, flush, close. Safe to call twice.
+
+        Bounded whatever the sessions and the sinks do: ``drain_timeout_seconds`` for the
+        drain and the flush, then at most ``OUTBOX_CLOSE_SECONDS`` for the sinks (a
+        delivery in flight is cut) and the workers' stop grace. Returns whether every
+        evaluation ended; False leaves evaluator threads running (their sessions stay in
+        the spool), and the process should then exit without waiting for them.
+        """
         if self._stopped.is_set():
-            return
+            return True
         self._stopped.set()
         budget = self.settings.drain_timeout_seconds
         deadline = time.monotonic() + budget
@@ -306,3 +337,4 @@ class LiveServer:
         self.outbox.close()
         self.spool.close()
         log.info("stopped", extra={"evaluations_finished": finished, "outbox_flushed": flushed})
+        return bool(finished)

@@ -36,6 +36,21 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+class UnusableSetting(Exception):
+    """A setting that validated but cannot be used here: a busy port, an unreadable TLS
+    key, a spool that cannot be opened. ``aem serve`` exits 2 with the setting named."""
+
+    def __init__(self, setting: str, reason: str) -> None:
+        super().__init__(f"serve.{setting}: {reason}")
+        self.setting = setting
+
+
+def host_port(host: str, port: int) -> str:
+    """``host:port`` as gRPC and URLs spell it (an IPv6 literal in brackets)."""
+    bare = host.strip("[]")
+    return f"[{bare}]:{port}" if ":" in bare else f"{bare}:{port}"
+
+
 class ServeSettings(BaseModel):
     """Settings of the live evaluator (receivers, spool, pipeline, sinks, operations)."""
 
@@ -70,6 +85,19 @@ class ServeSettings(BaseModel):
         gt=0,
         description="a TLS handshake not done by then is dropped (an idle or stalled "
         "client cannot hold the port: handshakes run off the accept loop)",
+    )
+    max_tls_handshakes: int = Field(
+        256,
+        ge=1,
+        description="TLS handshakes in flight on the HTTP receiver in all; beyond it new "
+        "connections are closed at accept (a handshake holds a thread until its deadline)",
+    )
+    max_tls_handshakes_per_client: int = Field(
+        4,
+        ge=1,
+        description="TLS handshakes in flight per client address; beyond it that "
+        "address's new connections are closed at accept, so a few addresses cannot hold "
+        "every handshake",
     )
     header_timeout_seconds: float = Field(
         10.0,
@@ -174,6 +202,12 @@ class ServeSettings(BaseModel):
     eval_queue_sessions: int = Field(
         64, ge=1, description="complete sessions waiting for an evaluator; full → intake pauses"
     )
+    large_session_spans: int = Field(
+        defaults.LARGE_SESSION_SPANS,
+        ge=1,
+        description="a complete session with more spans is evaluated in a lane of its own, "
+        "one at a time, so a huge session never holds the evaluators small sessions need",
+    )
     workers: int | None = Field(
         None,
         ge=0,
@@ -263,6 +297,8 @@ class ServeSettings(BaseModel):
             raise ValueError("both receivers are off (grpc_port=-1, http_port=-1)")
         if self.max_connections_per_client > self.max_connections:
             raise ValueError("max_connections_per_client > max_connections")
+        if self.max_tls_handshakes_per_client > self.max_tls_handshakes:
+            raise ValueError("max_tls_handshakes_per_client > max_tls_handshakes")
         if self.max_open_sessions_per_client > self.max_open_sessions:
             raise ValueError("max_open_sessions_per_client > max_open_sessions")
         if max(self.max_request_decoded_bytes, self.max_session_bytes) > self.max_bytes_in_flight:

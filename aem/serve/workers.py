@@ -19,8 +19,10 @@ is dead-lettered rather than retried forever.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
 import threading
 import time
 import uuid
@@ -40,6 +42,8 @@ from aem.settings import AemConfig
 log = logging.getLogger("aem.serve.workers")
 
 _WATCH_SECONDS = 1.0
+# At shutdown: how long the workers get after SIGTERM before SIGKILL.
+_STOP_GRACE_SECONDS = 2.0
 
 
 def _evaluator(job_key: str, job: bytes) -> Evaluator:
@@ -155,6 +159,60 @@ class PoolEvaluate:
                 self._pool = shared_pool(self.workers, embeds=self._embeds)
                 self._warm(self._pool)
 
-    def close(self) -> None:
+    def close(self, grace: float = _STOP_GRACE_SECONDS) -> None:
+        """Stop the worker processes now, with the server, whatever they are doing.
+
+        Why not only ``shutdown(wait=True)``: it waits for the session a worker is
+        evaluating (a huge one takes minutes) and for workers still building their
+        evaluator (the embedding model), and a worker forked from the forkserver is not
+        the server's child, so nothing else ends it: workers outlived the server by one
+        to two minutes. A session cut short here was not committed: it stays in the
+        spool and is evaluated at the next start.
+        """
         self._closed = True
+        processes = list(getattr(self._pool, "_processes", None) or {})  # pids
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        _end_processes([*processes, *_forkserver_pid()], grace)
         shutdown_pool()
+
+
+def _forkserver_pid() -> list[int]:
+    """The forkserver's pid, if one runs (it forks the workers and would fork more)."""
+    from multiprocessing import forkserver
+
+    pid = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
+    return [pid] if isinstance(pid, int) else []
+
+
+def _end_processes(pids: list[int], grace: float) -> None:
+    """SIGTERM each, then SIGKILL whatever is still there after ``grace`` seconds."""
+    for pid in pids:
+        _signal(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
+        time.sleep(0.05)
+    for pid in pids:
+        if _alive(pid):
+            _signal(pid, signal.SIGKILL)
+
+
+def _signal(pid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signum)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie, ended but not yet reaped, does not)."""
+    if not os.path.isdir("/proc"):  # no procfs: ask the kernel (a zombie counts as alive)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (FileNotFoundError, IndexError):
+        return False

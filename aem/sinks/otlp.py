@@ -37,6 +37,7 @@ from opentelemetry.trace.status import Status, StatusCode
 from pydantic import Field
 
 from aem.sinks.base import SinkSettings
+from aem.sinks.http import BoundedHttp
 from aem.sinks.records import OutboxItem
 
 EVENT_NAME = "gen_ai.evaluation.result"
@@ -113,7 +114,10 @@ class OtlpSettings(SinkSettings):
     protocol: Literal["grpc", "http/protobuf"] = "grpc"
     headers: dict[str, str] = Field(default_factory=dict)
     timeout_seconds: float = Field(
-        EXPORT_TIMEOUT_SECONDS, gt=0, description="one export attempt's budget"
+        EXPORT_TIMEOUT_SECONDS,
+        gt=0,
+        description="one export attempt's whole deadline (http/protobuf: connect to last "
+        "byte read; grpc: the call's deadline)",
     )
     signals: Literal["spans", "logs", "both"] = Field(
         "both",
@@ -168,20 +172,13 @@ class OtlpSink:
                 endpoint=target, insecure=insecure, headers=headers, timeout=timeout
             )
         else:
-            from opentelemetry.exporter.otlp.proto.http._log_exporter import (
-                OTLPLogExporter as HttpLogExporter,
-            )
-            from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
-                OTLPSpanExporter as HttpSpanExporter,
-            )
+            # Not the SDK's HTTP exporters: they read the answer whole with per-read
+            # timeouts (an endless 200 body took the server to 3 GB; a dripping one held
+            # delivery and shutdown). The same protobuf goes through aem.sinks.http.
+            from aem.sinks.otlp_http import OtlpHttpExporter
 
-            base = endpoint.rstrip("/")
-            self._spans = HttpSpanExporter(
-                endpoint=f"{base}/v1/traces", headers=headers, timeout=timeout
-            )
-            self._logs = HttpLogExporter(
-                endpoint=f"{base}/v1/logs", headers=headers, timeout=timeout
-            )
+            http = BoundedHttp(endpoint, deadline_seconds=timeout, headers=headers, what="otlp")
+            self._spans = self._logs = OtlpHttpExporter(http)
 
     def _span(self, item: OutboxItem, now_ns: int) -> ReadableSpan:
         p = item.payload
@@ -242,4 +239,5 @@ class OtlpSink:
 
     def close(self) -> None:
         self._spans.shutdown()
-        self._logs.shutdown()
+        if self._logs is not self._spans:
+            self._logs.shutdown()

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import httpx
+import orjson
 from pydantic import Field, SecretStr
 
 from aem.sinks.base import DeliveryError, SinkSettings
+from aem.sinks.http import BoundedHttp
 from aem.sinks.records import OutboxItem
 
 
@@ -57,6 +58,9 @@ class PhoenixSettings(SinkSettings):
     url: str = Field(description="Phoenix base URL for span annotations")
     api_key: SecretStr | None = None
     identifier: str = Field(IDENTIFIER, description="annotation identifier (upsert key)")
+    timeout_seconds: float = Field(
+        10.0, gt=0, description="one delivery's whole deadline (connect to last byte read)"
+    )
 
 
 class PhoenixSink:
@@ -66,7 +70,12 @@ class PhoenixSink:
     @classmethod
     def from_settings(cls, settings: PhoenixSettings) -> PhoenixSink:
         key = settings.api_key.get_secret_value() if settings.api_key else None
-        return cls(settings.url, identifier=settings.identifier, api_key=key)
+        return cls(
+            settings.url,
+            identifier=settings.identifier,
+            api_key=key,
+            timeout=settings.timeout_seconds,
+        )
 
     def __init__(
         self,
@@ -80,16 +89,19 @@ class PhoenixSink:
         self.name = name
         self._identifier = identifier
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout)
+        # A deadline for the whole request and a cap on the answer (aem.sinks.http): a
+        # Phoenix that drips or answers endlessly cannot hold delivery or memory.
+        self._client = BoundedHttp(
+            base_url, deadline_seconds=timeout, headers=headers, what="phoenix"
+        )
 
     def deliver(self, items: Sequence[OutboxItem]) -> list[str]:
         body = {"data": [annotation(i, self._identifier) for i in items]}
-        try:
-            response = self._client.post("/v1/span_annotations", params={"sync": "true"}, json=body)
-        except httpx.HTTPError as exc:
-            raise DeliveryError(f"phoenix unreachable: {exc}") from exc
-        if response.status_code != 200:
-            raise DeliveryError(f"phoenix answered {response.status_code}: {response.text[:200]}")
+        response = self._client.post(
+            "/v1/span_annotations?sync=true", orjson.dumps(body), "application/json"
+        )
+        if response.status != 200:
+            raise DeliveryError(f"phoenix answered {response.status}: {response.text()}")
         return [i.key for i in items]
 
     def close(self) -> None:

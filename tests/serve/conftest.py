@@ -63,9 +63,12 @@ class Serve:
         reuse_spool: Path | None = None,
         prefix: list[str] | None = None,
         wait: bool = True,
+        jsonl: bool = True,
     ) -> None:
         """``prefix`` runs the server under another command (e.g. ``unshare`` for a small
-        filesystem of its own); ``wait=False`` does not wait for the ports (start errors)."""
+        filesystem of its own); ``wait=False`` does not wait for the ports (start errors);
+        ``jsonl=False`` configures no sink (verdicts then go to standard output, which is
+        kept in ``stdout.log``; the logs are in ``serve.log``)."""
         self.workdir = workdir
         workdir.mkdir(parents=True, exist_ok=True)
         self.ports_file = workdir / "ports.json"
@@ -73,6 +76,7 @@ class Serve:
         self.spool = reuse_spool or workdir / "spool.sqlite"
         self.jsonl = workdir / "verdicts.jsonl"
         self.log_path = workdir / "serve.log"
+        self.stdout_path = workdir / "stdout.log"
         cmd = [
             *(prefix or []),
             PY,
@@ -86,8 +90,7 @@ class Serve:
             str(self.spool),
             "--ports-file",
             str(self.ports_file),
-            "--jsonl-path",
-            str(self.jsonl),
+            *(["--jsonl-path", str(self.jsonl)] if jsonl else []),
             "--session-idle-seconds",
             "1",
             "--tick-seconds",
@@ -101,8 +104,9 @@ class Serve:
             *args,
         ]
         self._log = self.log_path.open("ab")
+        self._stdout = self.stdout_path.open("ab")
         env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false"}
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=self._log, stderr=self._log, env=env)
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=self._stdout, stderr=self._log, env=env)
         self.ports = self._wait_ports() if wait else {}
 
     def _wait_ports(self, timeout: float = 90.0) -> dict[str, int]:
@@ -139,13 +143,17 @@ class Serve:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        self._log.close()
+        self._close_files()
         return int(self.proc.returncode)
+
+    def _close_files(self) -> None:
+        self._log.close()
+        self._stdout.close()
 
     def kill9(self) -> None:
         os.kill(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
-        self._log.close()
+        self._close_files()
 
 
 @pytest.fixture
@@ -158,9 +166,15 @@ def serve_factory(tmp_path: Path) -> Iterator:
         reuse_spool: Path | None = None,
         prefix: list[str] | None = None,
         wait: bool = True,
+        jsonl: bool = True,
     ) -> Serve:
         serve = Serve(
-            tmp_path / name, list(args), reuse_spool=reuse_spool, prefix=prefix, wait=wait
+            tmp_path / name,
+            list(args),
+            reuse_spool=reuse_spool,
+            prefix=prefix,
+            wait=wait,
+            jsonl=jsonl,
         )
         started.append(serve)
         return serve

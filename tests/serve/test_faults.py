@@ -183,11 +183,12 @@ def test_unusable_spool_is_one_line_not_a_traceback(serve_factory, tmp_path, scr
         prefix=in_namespace(script, spool_dir),
         wait=False,
     )  # fmt: skip
-    assert serve.proc.wait(60) == 1
+    assert serve.proc.wait(60) == 2  # the operator's set-up to fix, the setting named
     lines = [line for line in serve.log().splitlines() if line.strip()]
     assert "Traceback" not in serve.log()
     [error] = [line for line in lines if '"level":"error"' in line]
     assert "cannot start" in error and why in error and "spool.sqlite" in error
+    assert "serve.spool_path" in error
 
 
 def test_empty_token_is_refused_and_exposure_warned(tmp_path) -> None:

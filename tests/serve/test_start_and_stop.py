@@ -1,0 +1,105 @@
+"""How ``aem serve`` starts and stops, through the real command: a busy port exits 2 with
+the setting named (it used to be exit 3, "internal error", for gRPC); with no sink the
+verdicts are printed one line each on standard output; the evaluation worker processes
+end with the server on SIGTERM (they used to outlive it by a minute or two)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from tests.serve.conftest import PY, ROOT, send, wait_for
+from tests.serve.expected import CASES, SAMPLES
+
+pytestmark = pytest.mark.slow
+
+HTTP_FILE = SAMPLES / "weather_openinference.otlp.jsonl"  # session "weather-oi"
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    """A port some other program listens on."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        yield int(holder.getsockname()[1])
+
+
+@pytest.mark.parametrize("receiver", ["grpc", "http"])
+def test_busy_port_exits_2_naming_the_setting(tmp_path, busy_port, receiver) -> None:
+    other = "http" if receiver == "grpc" else "grpc"
+    command = [
+        PY, "-c", "from aem.cli import main; main()", "serve",
+        "--set", f"serve.{receiver}_port={busy_port}",
+        "--set", f"serve.{other}_port=-1",
+        "--set", f'serve.spool_path="{tmp_path / "spool.sqlite"}"',
+        "--set", "serve.workers=0",
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert f"serve.{receiver}_port" in done.stderr and str(busy_port) in done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+
+
+def test_without_a_sink_each_verdict_is_a_line_on_stdout(serve_factory) -> None:
+    serve = serve_factory("serve", "--cases", str(CASES), "--workers", "0", jsonl=False)
+    assert send("http", f"{serve.http}/v1/traces", [HTTP_FILE])["failed"] == 0
+
+    def printed() -> list[dict]:
+        text = serve.stdout_path.read_text()
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+    lines = wait_for(printed, timeout=180, what="verdict lines on stdout")
+    assert serve.stop() == 0
+    lines = printed()
+    assert {line["session_id"] for line in lines} == {"weather-oi"}
+    assert all(line["verdict"] == line["label"] and line["turn_id"] for line in lines)
+    turns = [line["turn_id"] for line in lines]
+    assert len(turns) == len(set(turns))  # one line per turn verdict, not per metric
+
+
+def _descendants(pid: int) -> list[int]:
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
+    children = [int(c) for c in out.split()]
+    return [grandchild for c in children for grandchild in (c, *_descendants(c))]
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_worker_processes_end_with_the_server(serve_factory) -> None:
+    if not os.path.isdir("/proc"):
+        pytest.skip("reads process states from /proc")
+    serve = serve_factory("serve", "--cases", str(CASES), "--workers", "2")
+    assert send("http", f"{serve.http}/v1/traces", [HTTP_FILE])["failed"] == 0
+    wait_for(serve.verdicts, timeout=120, what="a verdict (the workers evaluate)")
+    # The forkserver, its two workers (and a resource tracker), all running.
+    workers = wait_for(
+        lambda: (found := [p for p in _descendants(serve.proc.pid) if _running(p)])[2:] and found,
+        timeout=30,
+        what="the worker processes",
+    )
+    started = time.monotonic()
+    serve.proc.send_signal(signal.SIGTERM)
+    assert serve.proc.wait(60) == 0
+    exited = time.monotonic() - started
+    wait_for(
+        lambda: not [p for p in workers if _running(p)],
+        timeout=3,
+        interval=0.1,
+        what=f"no worker left 3 s after the server exited ({exited:.1f} s after SIGTERM)",
+    )
+    serve.stop()
