@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -19,6 +19,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from aem.audit import DEFAULT_MAX_RECORD_BYTES, AuditProgress, audit_paths
 from aem.cases import CasesError, load_cases
 from aem.cli.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_ROOT_CAUSES, err_console, fail
+from aem.cli.pull import (
+    BackendError,
+    FromOption,
+    Pull,
+    SinceOption,
+    SinkOption,
+    UntilOption,
+    configured_sinks,
+    open_pull,
+)
 from aem.config import load_resolved
 from aem.engines import EngineError
 from aem.engines.commands import (
@@ -29,6 +39,7 @@ from aem.engines.commands import (
     audit_on_ray,
     local_workers,
 )
+from aem.evaluate import build_report
 from aem.gates import apply_gates, gate_exit_code, parse_gates
 from aem.metrics.registry import ResolvedMetrics
 from aem.model import AuditReport, ClosedSession
@@ -42,13 +53,18 @@ from aem.scorecards.commands import (
     print_totals,
     report_with_totals,
 )
+from aem.sinks.base import DeliveryError, Sink
+from aem.sinks.delivery import close_all, deliver_reports
+from aem.store import StoreError
 
 MaxRecordBytesOption = Annotated[
     int, typer.Option(min=1024, help="a longer record (line, document) is reported and skipped")
 ]
 PathsArgument = Annotated[
-    list[str],
-    typer.Argument(help="trace files, directories, or - for stdin", metavar="PATH"),
+    list[str] | None,
+    typer.Argument(
+        help="trace files, directories, or - for stdin (none with --from)", metavar="PATH"
+    ),
 ]
 CasesOption = Annotated[Path | None, typer.Option(help="cases file (JSONL or YAML)")]
 ConfigOption = Annotated[Path | None, typer.Option(help="configuration file (TOML)")]
@@ -84,7 +100,7 @@ GateOption = Annotated[
 
 
 def audit(
-    paths: PathsArgument,
+    paths: PathsArgument = None,
     cases: CasesOption = None,
     config: ConfigOption = None,
     set_: SetOption = None,
@@ -101,14 +117,16 @@ def audit(
     workers: WorkersOption = None,
     engine: EngineOption = Engine.LOCAL,
     sessions_dir: SessionsDirOption = None,
+    from_: FromOption = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
+    sink: SinkOption = None,
 ) -> None:
-    """Evaluate every session in OTLP trace files; print turns, labels and root causes.
+    """Evaluate every session in trace files or a backend (--from): turns, labels, causes.
 
     Exit code 0: no root causes; 1: root causes found; 2: bad input or configuration.
     """
-    missing = [p for p in paths if p != "-" and not Path(p).exists()]
-    if missing:
-        fail(f"no such file or directory: {', '.join(missing)}")
+    paths = _inputs(paths or [], from_ or [], engine)
     try:
         resolved = load_resolved(config, set_ or [])
         settings = resolved.config
@@ -117,8 +135,12 @@ def audit(
         case_map = load_cases(cases) if cases else {}
         scorer = audit_scorer(scorecard, store) if scorecard else None
         gates = parse_gates(gate or [], resolved)
-    except (CasesError, ValueError, OSError) as exc:
+        sinks = configured_sinks(sink or [], config) if sink else []
+        pull = open_pull(from_ or [], since, until, store)
+    except (CasesError, ValueError, OSError, BackendError, StoreError) as exc:
         fail(exc)
+    if pull.nothing_new():
+        _say_nothing_new(pull, json_)
     report = _run_audit(
         engine,
         workers,
@@ -129,16 +151,63 @@ def audit(
         config=resolved,
         on_closed=scorer,
         max_record_bytes=max_record_bytes,
+        **pull.audit_options(),
     )
+    _deliver(report, sinks)
+    pull.record(report)
     apply_gates(report, gates, case_map)
     _write_files(report, out, html)
+    _show(report, scorer, json_=json_, summary=summary)
+    raise typer.Exit(gate_exit_code(report) if gates else exit_code(report))
+
+
+def _show(report: AuditReport, scorer: Any, *, json_: bool, summary: bool) -> None:
+    """The report on stdout: JSON, or the terminal view with totals and gates."""
     if json_:
         sys.stdout.write(report_with_totals(report.model_dump_json(indent=2), scorer) + "\n")
     else:
         render(report, Console(), sessions=not summary)
         print_totals(scorer, Console())
         render_gates(report.gates, Console())
-    raise typer.Exit(gate_exit_code(report) if gates else exit_code(report))
+
+
+def _say_nothing_new(pull: Pull, json_: bool) -> NoReturn:
+    """``--since last`` with no span since the previous run: say so, exit 0 (an empty
+    report with ``--json``, so a script reads the same shape every time)."""
+    err_console().print(
+        f"{pull.sources[0].name}: no new spans since the last run; nothing to evaluate"
+    )
+    if json_:
+        sys.stdout.write(build_report([]).model_dump_json(indent=2) + "\n")
+    raise typer.Exit(EXIT_OK)
+
+
+def _inputs(paths: list[str], urls: list[str], engine: Engine) -> list[str]:
+    """The files to read, checked: they exist, or there are none and --from names a backend."""
+    if paths and urls:
+        fail("give trace files or --from URL, not both")
+    if not paths and not urls:
+        fail("no input: give trace files (PATH …) or --from URL")
+    if urls and engine is not Engine.LOCAL:
+        fail("--from reads with --engine local")
+    missing = [p for p in paths if p != "-" and not Path(p).exists()]
+    if missing:
+        fail(f"no such file or directory: {', '.join(missing)}")
+    return paths
+
+
+def _deliver(report: AuditReport, sinks: list[Sink]) -> None:
+    """The verdicts through every ``--sink``; a sink that refuses fails the command."""
+    if not sinks:
+        return
+    try:
+        delivered = deliver_reports(report.sessions, sinks)
+    except DeliveryError as exc:
+        fail(exc)
+    finally:
+        close_all(sinks)
+    for name, count in delivered.items():
+        err_console().print(f"sink {name}: {count} verdict item(s) delivered")
 
 
 def _write_files(report: AuditReport, out: Path | None, html: Path | None) -> None:
@@ -178,7 +247,12 @@ def _run_audit(
     if engine is Engine.LOCAL and sessions_dir is not None:
         fail("--sessions-dir needs --engine ray (the JSON report, --out, holds every session)")
     if engine is Engine.LOCAL:
-        return _read_with_progress(paths, show_progress, workers=local_workers(workers), **options)
+        try:
+            return _read_with_progress(
+                paths, show_progress, workers=local_workers(workers), **options
+            )
+        except BackendError as exc:  # a backend that failed mid-way: nothing was delivered
+            fail(exc)
     if isinstance(options.get("config"), ResolvedMetrics):
         options["config"] = options["config"].config  # Ray's actors resolve their own
     try:
