@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup demo test lint bench clean phoenix
+.PHONY: setup demo test lint bench clean phoenix mlflow
 
 $(BIN)/aem: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,7 +50,26 @@ $(PHOENIX_VENV)/bin/phoenix:
 
 phoenix: $(PHOENIX_VENV)/bin/phoenix
 
-test: setup lint /usr/bin/chromium phoenix
+# A real MLflow tracking server for tests/mlflow (the MLflow source, sink and guide), in a
+# virtualenv of its own for the same reason; its tests skip, saying so, when it is absent.
+MLFLOW_VENV ?= .venv-mlflow
+MLFLOW_VERSION ?= 3.17.2
+
+$(MLFLOW_VENV)/bin/mlflow:
+	$(PYTHON) -m venv $(MLFLOW_VENV)
+	$(MLFLOW_VENV)/bin/pip install --quiet 'mlflow==$(MLFLOW_VERSION)' \
+	  || { echo "make mlflow: mlflow could not be installed; its tests will skip"; \
+	       rm -rf $(MLFLOW_VENV); }
+
+# The MLflow scorer (aem.adapters.mlflow_scorer) runs inside mlflow.genai.evaluate, so its
+# test needs MLflow's client beside AEM: mlflow-skinny (no server) fits AEM's pins.
+$(VENV)/.mlflow-skinny: $(BIN)/aem
+	$(BIN)/pip install --quiet 'mlflow-skinny==$(MLFLOW_VERSION)' && touch $@ \
+	  || echo "make mlflow: mlflow-skinny could not be installed beside AEM; its test will skip"
+
+mlflow: $(MLFLOW_VENV)/bin/mlflow $(VENV)/.mlflow-skinny
+
+test: setup lint /usr/bin/chromium phoenix mlflow
 	$(BIN)/pytest -q
 
 bench: setup
@@ -60,6 +79,7 @@ bench: setup
 	$(BIN)/python -m bench.embeddings.backends
 	$(BIN)/python -m bench.serve.run
 	$(BIN)/python -m bench.html.run
+	$(BIN)/python -m bench.scorecards.run
 
 clean:
-	rm -rf $(VENV) $(PHOENIX_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(PHOENIX_VENV) $(MLFLOW_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

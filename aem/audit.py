@@ -6,6 +6,10 @@ open (and the small per-session reports) are in memory, however large the input.
 while this process reads on; the report is the same byte for byte. Files become sessions
 through :class:`collectors.reading.SessionReading` (as for dataset tests), sessions
 become outcomes through an engine (:mod:`aem.engines.seam`); this module only joins them.
+
+What the readers could not use is never silently absent from a verdict: :func:`skipped_input`
+counts the files, records and spans the report's input issues say were skipped, and where,
+so the command line can say so (and exit 2 under ``--strict``).
 """
 
 from __future__ import annotations
@@ -23,7 +27,22 @@ from collectors.backends import SourceWindow, SpanSource
 from collectors.readers import DEFAULT_MAX_RECORD_BYTES
 from collectors.reading import SessionReading
 
-__all__ = ["DEFAULT_MAX_RECORD_BYTES", "AuditProgress", "Outcomes", "audit_paths"]
+__all__ = [
+    "DEFAULT_MAX_RECORD_BYTES",
+    "AuditProgress",
+    "Outcomes",
+    "SkippedInput",
+    "audit_paths",
+    "skipped_input",
+]
+
+# Input issue kinds (collectors.readers) that mean a whole file, or the rest of one, was
+# not read, and those that mean one record (a line, a document) was dropped. Notes about
+# a record that was kept (a byte-order mark, replaced bytes) are neither.
+SKIPPED_FILE_KINDS = frozenset({"unreadable", "not_regular_file"})
+SKIPPED_RECORD_KINDS = frozenset(
+    {"record_too_large", "bad_json", "truncated_json", "not_traces", "not_otlp"}
+)
 
 
 @dataclass
@@ -144,3 +163,38 @@ def _submitter(
         engine.submit(sessions, outcomes.position())
 
     return submit
+
+
+@dataclass(frozen=True)
+class SkippedInput:
+    """What an audit did not read: files (or their rest), records, spans, and where."""
+
+    files: list[str]
+    records: list[str]
+    spans: int
+
+    def __bool__(self) -> bool:
+        return bool(self.files or self.records or self.spans)
+
+    def summary(self, shown: int = 5) -> str:
+        """``2 files (a, b), 1 record (c:4), 3 spans skipped``, at most ``shown`` places each."""
+        parts = []
+        for count, noun, places in (
+            (len(self.files), "file", self.files),
+            (len(self.records), "record", self.records),
+        ):
+            if count:
+                more = f", {count - shown} more" if count > shown else ""
+                parts.append(
+                    f"{count} {noun}{'s' * (count != 1)} ({', '.join(places[:shown])}{more})"
+                )
+        if self.spans:
+            parts.append(f"{self.spans} span{'s' * (self.spans != 1)}")
+        return ", ".join(parts) + " skipped"
+
+
+def skipped_input(report: AuditReport) -> SkippedInput:
+    """The files, records and spans ``report``'s input issues say were not read."""
+    files = [i.where() or "-" for i in report.issues if i.kind in SKIPPED_FILE_KINDS]
+    records = [i.where() or "-" for i in report.issues if i.kind in SKIPPED_RECORD_KINDS]
+    return SkippedInput(files, records, report.skipped.total_spans_skipped)

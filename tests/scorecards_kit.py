@@ -45,18 +45,17 @@ def cli(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+def audit_scorecard(
+    store: Path, config: Path, *paths: Path, json_: bool = False
+) -> tuple[int, str, str]:
+    """``aem audit PATHS --scorecard CONFIG --store STORE [--json]`` through the real CLI."""
+    args = ["audit", *map(str, paths), "--scorecard", str(config), "--store", str(store)]
+    return cli(*args, "--no-progress", *(["--json"] if json_ else []))
+
+
 def audit_totals(store: Path, config: Path, *paths: Path) -> dict[str, dict[str, Any]]:
     """``aem audit PATHS --scorecard CONFIG --json``: the totals by conversation."""
-    code, out, err = cli(
-        "audit",
-        *map(str, paths),
-        "--scorecard",
-        str(config),
-        "--store",
-        str(store),
-        "--json",
-        "--no-progress",
-    )
+    code, out, err = audit_scorecard(store, config, *paths, json_=True)
     assert code in (0, 1), err
     return {s["total"]["conversation"]: s for s in json.loads(out)["scorecards"]}
 

@@ -96,5 +96,5 @@ def test_terminal_view_shows_the_seed_labels() -> None:
     )
     assert result.exit_code == 1
     assert "session refunds-march" in result.stdout
-    assert result.stdout.count("prior_action_failed") == 4
+    assert result.stdout.count("prior_action_failed ← t1") == 4  # the legend says ← tN
     assert "root_cause" in result.stdout and "1 of 1" in result.stdout

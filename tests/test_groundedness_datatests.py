@@ -49,7 +49,15 @@ def test_dataset_test_gate_matches_the_audit_gate(tmp_path: Path) -> None:
     run = json.loads(out)
     assert code == 1  # 3 of 7 < 0.85
     assert run["gates"] == [
-        {"check": "groundedness", "minimum": 0.85, "pass_rate": 3 / 7, "ok": False}
+        {
+            "check": "groundedness",
+            "minimum": 0.85,
+            "pass_rate": 3 / 7,
+            "ok": False,
+            "status": "below",
+            "judge_errors": 0,
+            "reason": None,
+        }
     ]
     rows = {e["case"]: e for e in run["evaluations"]}
     assert set(rows) == HELPDESK_IDS and {e["check"] for e in rows.values()} == {"groundedness"}

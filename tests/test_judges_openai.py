@@ -36,7 +36,9 @@ def test_good_json_is_scored_and_usage_recorded() -> None:
     assert (verdict.status, verdict.score, verdict.explanation) == ("scored", 9.0, "exact")
     assert verdict.usage["total_tokens"] == 140 and judge.usage["requests"] == 1
     body = srv.requests[0]
-    assert body["model"] == "m" and body["response_format"] == {"type": "json_object"}
+    assert body["model"] == "m" and body["response_format"]["type"] == "json_schema"
+    schema = body["response_format"]["json_schema"]["schema"]
+    assert schema["required"] == ["score", "explanation"]
 
 
 def test_fenced_json_with_trailing_text_and_eight_out_of_ten() -> None:

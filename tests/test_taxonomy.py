@@ -5,6 +5,8 @@ terminal view and the JSON report show; ``aem taxonomy suggest`` writes a rules 
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -104,31 +106,109 @@ def test_a_bad_taxonomy_file_is_exit_2_naming_the_key(
     assert code == 2 and message in err
 
 
-@pytest.mark.slow
-def test_suggest_writes_an_editable_rules_file_covering_every_failure(tmp_path: Path) -> None:
-    report = tmp_path / "report.json"
+SUGGEST_DISTANCES = [0.35, 0.8, 2.0]  # the default; wide (one rule took all); one cluster
+
+
+@pytest.fixture(scope="module")
+def sample_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The JSON report of the bundled samples: 7 root causes of 6 metric x turn kinds."""
+    report = tmp_path_factory.mktemp("suggest") / "report.json"
     code, _, _ = run_audit(
         str(SAMPLES), "--cases", str(SAMPLES / "cases.jsonl"), "--out", str(report)
     )
     assert code == 1
-    rules_path = tmp_path / "rules.toml"
-    runner = CliRunner()
-    done = runner.invoke(app, ["taxonomy", "suggest", str(report), "-o", str(rules_path)])
+    return report
+
+
+def _suggest(report: Path, rules_path: Path, distance: float) -> tuple[dict, str]:
+    """``aem taxonomy suggest --json -o RULES``: (the JSON, what it printed on stderr)."""
+    args = ["taxonomy", "suggest", str(report), "--json", "--distance", str(distance)]
+    done = CliRunner().invoke(app, [*args, "-o", str(rules_path)], env={"COLUMNS": "200"})
     assert done.exit_code == 0, done.stderr
+    return json.loads(done.stdout), done.stderr
+
+
+def _root_causes(report: Path) -> list[tuple[str, str, str, str]]:
+    """Each root cause of the report as the audit categorises it: first failed metric,
+    turn kind, name, that metric's explanation."""
+    found = []
+    for session in json.loads(report.read_text())["sessions"]:
+        turns = {t["turn_id"]: t for t in session["turns"]}
+        for cause in session["root_causes"]:
+            metric = cause["metrics"][0]
+            result = next(m for m in turns[cause["turn_id"]]["metrics"] if m["name"] == metric)
+            found.append((metric, cause["kind"], cause["name"], result["explanation"]))
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("distance", [0.35, 2.0])
+def test_every_suggested_rule_decides_root_causes_of_its_input_as_it_says(
+    tmp_path: Path, sample_report: Path, distance: float
+) -> None:
+    rules_path = tmp_path / "rules.toml"
+    suggestion, _ = _suggest(sample_report, rules_path, distance)
+    code, audited, _ = run_audit(
+        str(SAMPLES), "--cases", str(SAMPLES / "cases.jsonl"), "--taxonomy", str(rules_path)
+    )
+    assert code == 1
+    decided = Counter(c for c in _categories(audited).values())
+    claimed = {r["rule"]["category"]: r["decides"] for r in suggestion["rules"]}
+    assert dict(decided) == claimed  # each rule fires, on as many root causes as it says
+    assert all(count >= 1 for count in claimed.values())
+    assert suggestion["root_causes"] == suggestion["categorised"] == 7
+    assert suggestion["coverage"] == 1.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("distance", SUGGEST_DISTANCES)
+def test_no_suggested_rule_is_a_catch_all(
+    tmp_path: Path, sample_report: Path, distance: float
+) -> None:
+    """A catch-all: a rule with no condition, or one that alone matches every root cause
+    of an input with root causes of more than one kind (failed metric x turn kind)."""
+    causes = _root_causes(sample_report)
+    assert len({(metric, kind) for metric, kind, _, _ in causes}) > 1
+    _suggest(sample_report, tmp_path / "rules.toml", distance)
+    rules = load_taxonomy(tmp_path / "rules.toml")
+    assert rules
+    for rule in rules:
+        assert rule.metric or rule.kind or rule.name or rule.explanation, rule
+        matched = [
+            categorize(metric, kind, name, [rule], explanation=explanation)
+            for metric, kind, name, explanation in causes
+        ]
+        assert None in matched, f"{rule.category} matches every root cause"
+
+
+@pytest.mark.slow
+def test_suggest_prints_and_writes_the_coverage_of_each_rule_and_of_the_set(
+    tmp_path: Path, sample_report: Path
+) -> None:
+    rules_path = tmp_path / "rules.toml"
+    suggestion, stderr = _suggest(sample_report, rules_path, 0.35)
+    count = len(suggestion["rules"])
+    assert f"{count} rule(s) categorise 7 of 7 root causes (100%)" in stderr
+    text = rules_path.read_text()
+    assert f"these {count} rule(s) categorise 7 of 7 root causes (100%)." in text
+    for item in suggestion["rules"]:
+        share = f"{item['decides']} of 7 root causes ({item['decides'] / 7:.0%})"
+        assert f"# decides {share}, e.g.: " in text
+        assert re.search(
+            rf"│ {re.escape(item['rule']['category'])} +│ +{item['decides']} │", stderr
+        )
+    assert f"wrote {count} rule(s) to {rules_path}" in " ".join(stderr.split())
+
+
+@pytest.mark.slow
+def test_suggest_writes_the_same_editable_rules_file_for_the_same_report(
+    tmp_path: Path, sample_report: Path
+) -> None:
+    rules_path = tmp_path / "rules.toml"
+    _suggest(sample_report, rules_path, 0.35)
     text = rules_path.read_text()
     assert text.startswith("# A starting failure taxonomy") and "[[taxonomy]]" in text
-    again = runner.invoke(app, ["taxonomy", "suggest", str(report)])
-    assert again.stdout == text  # deterministic
+    again = CliRunner().invoke(app, ["taxonomy", "suggest", str(sample_report)])
+    assert again.stdout == text  # deterministic, and stdout holds only the rules file
     rules = load_taxonomy(rules_path)  # a valid rules file aem audit --taxonomy accepts
     assert len({r.category for r in rules}) == len(rules)
-    for session in json.loads(report.read_text())["sessions"]:
-        for turn in session["turns"]:
-            if turn["label"] != "root_cause":
-                continue
-            for metric in turn["metrics"]:
-                if metric["outcome"] == "fail":
-                    found = categorize(
-                        metric["name"], turn["kind"], turn["name"], rules,
-                        explanation=" ".join(metric["explanation"].split()),
-                    )  # fmt: skip
-                    assert found is not None, metric

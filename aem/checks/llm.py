@@ -37,7 +37,7 @@ from pydantic import Field
 from aem.cases import Case, CaseField, CaseFieldError, CaseFields, declared_fields
 from aem.checks.answer import NO_ANSWER, answer_turn, landing_turn
 from aem.checks.base import BaseCheck
-from aem.judges.base import Judge, JudgeConfigError, JudgeRequest
+from aem.judges.base import Judge, JudgeConfigError, JudgeRequest, verdict_of
 from aem.judges.prompts import prompt_text
 from aem.judges.settings import EMBEDDED
 from aem.judges.verdicts import usage_detail, verdict_result
@@ -146,7 +146,7 @@ class LlmCheck(BaseCheck[LlmCheckSettings]):
         except CaseFieldError as exc:  # a field of the wrong type: this case's error only
             yield result(self.name, answer, Outcome.ERROR, str(exc))
             return
-        verdict = judge.judge(request)
+        verdict = verdict_of(judge, request)
         yield verdict_result(
             self.name, answer, verdict, threshold=threshold, detail=usage_detail(verdict)
         )

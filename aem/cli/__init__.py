@@ -2,7 +2,8 @@
 
 Exit codes are the same for every command (``aem.cli.errors``): 0 nothing found,
 1 root causes found or a gate failed, 2 bad usage / unreadable input / invalid
-configuration, cases or plug-in, 3 an internal error (rerun with ``--debug``).
+configuration, cases or plug-in (and, for ``aem audit --strict``, any input skipped),
+3 an internal error (rerun with ``--debug``).
 The CLI is the composition root: it is the one part of ``aem`` allowed to reach into
 ``collectors`` (the readers for ``audit``, the live receivers for ``serve``).
 """
@@ -33,7 +34,9 @@ app = typer.Typer(
     help="Agent Evaluation Metric: per-turn metrics and root causes from OpenTelemetry traces.\n\n"
     "Exit codes: 0 nothing found; 1 root causes found (or a gate failed); 2 bad usage, "
     "unreadable input, invalid configuration, cases or plug-in; 3 internal error "
-    "(rerun with --debug for the traceback).",
+    "(rerun with --debug for the traceback). Input skipped along the way (a bad record, "
+    "an unreadable file) is reported on stderr and leaves the code alone; "
+    "aem audit --strict makes it 2.",
 )
 app.command()(audit)
 app.command()(serve)

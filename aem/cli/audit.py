@@ -3,6 +3,8 @@
 Exit codes: 0 no root causes; 1 root causes found; 2 bad usage or unreadable input
 (missing path, invalid cases/config, nothing readable), or no root cause found but a
 session could not be evaluated (a clean verdict on sessions nobody evaluated is a lie).
+Input skipped on the way (an unreadable file, a bad record, a refused span) is said on
+stderr with where it was; it leaves the exit code alone unless ``--strict`` makes it 2.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from aem.audit import DEFAULT_MAX_RECORD_BYTES, AuditProgress, audit_paths
-from aem.cases import CasesError, load_cases
+from aem.audit import DEFAULT_MAX_RECORD_BYTES, AuditProgress, audit_paths, skipped_input
+from aem.cases import Case, CasesError, load_cases
 from aem.cli.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_ROOT_CAUSES, err_console, fail
 from aem.cli.pull import (
     BackendError,
@@ -45,17 +48,21 @@ from aem.metrics.registry import ResolvedMetrics
 from aem.model import AuditReport, ClosedSession
 from aem.ranking import load_taxonomy
 from aem.report.gate_view import render_gates
-from aem.report.terminal import render
+from aem.report.session_view import SHOWN_SESSIONS
+from aem.report.terminal import output_console, render
 from aem.scorecards.commands import (
     ScorecardOption,
     StoreOption,
+    add_scorecard_issues,
     audit_scorer,
     print_totals,
     report_with_totals,
 )
+from aem.scorecards.post_hoc import SessionScorer
 from aem.sinks.base import DeliveryError, Sink
 from aem.sinks.delivery import close_all, deliver_reports
 from aem.store import StoreError
+from aem.terminaltext import escape_controls
 
 MaxRecordBytesOption = Annotated[
     int, typer.Option(min=1024, help="a longer record (line, document) is reported and skipped")
@@ -83,11 +90,28 @@ TaxonomyOption = Annotated[
         "config's rules (docs/taxonomy.md)"
     ),
 ]
+StrictOption = Annotated[
+    bool,
+    typer.Option(
+        "--strict",
+        help="exit 2 when any input was skipped (an unreadable file, a bad record or span); "
+        "without it skipped input is reported and the exit code is the verdicts'",
+    ),
+]
 ProgressOption = Annotated[
     bool | None,
     typer.Option("--progress/--no-progress", help="progress bar (default: on a terminal)"),
 ]
 
+AllOption = Annotated[
+    bool,
+    typer.Option(
+        "--all",
+        help=f"a table for every session; by default a run of more than {SHOWN_SESSIONS} "
+        f"sessions tables only the first {SHOWN_SESSIONS} with a root cause and says how "
+        "many it left out (the ranking and the summary always count every session)",
+    ),
+]
 GateOption = Annotated[
     list[str] | None,
     typer.Option(
@@ -109,6 +133,7 @@ def audit(
     out: Annotated[Path | None, typer.Option(help="also write the JSON report here")] = None,
     html: HtmlOption = None,
     summary: Annotated[bool, typer.Option(help="only the ranking, no per-session tables")] = False,
+    all_: AllOption = False,
     progress: ProgressOption = None,
     scorecard: ScorecardOption = None,
     store: StoreOption = None,
@@ -117,6 +142,7 @@ def audit(
     workers: WorkersOption = None,
     engine: EngineOption = Engine.LOCAL,
     sessions_dir: SessionsDirOption = None,
+    strict: StrictOption = False,
     from_: FromOption = None,
     since: SinceOption = None,
     until: UntilOption = None,
@@ -124,23 +150,20 @@ def audit(
 ) -> None:
     """Evaluate every session in trace files or a backend (--from): turns, labels, causes.
 
-    Exit code 0: no root causes; 1: root causes found; 2: bad input or configuration.
+    A table per session (beyond 10 sessions, the first 10 with a root cause: --all for
+    all), a line per failed turn, a legend, the ranking, a summary; piped: 120+ columns.
+
+    Exit code 0: no root causes; 1: root causes found; 2: bad input or configuration,
+    or, with --strict, any input skipped (skipped input is always reported on stderr).
     """
     paths = _inputs(paths or [], from_ or [], engine)
+    resolved, case_map = _settings(config, set_, taxonomy, cases)
     try:
-        resolved = load_resolved(config, set_ or [])
-        settings = resolved.config
-        if taxonomy is not None:
-            settings.taxonomy = load_taxonomy(taxonomy)
-        case_map = load_cases(cases) if cases else {}
         scorer = audit_scorer(scorecard, store) if scorecard else None
         gates = parse_gates(gate or [], resolved)
-        sinks = configured_sinks(sink or [], config) if sink else []
-        pull = open_pull(from_ or [], since, until, store)
-    except (CasesError, ValueError, OSError, BackendError, StoreError) as exc:
+    except (CasesError, ValueError, OSError) as exc:
         fail(exc)
-    if pull.nothing_new():
-        _say_nothing_new(pull, json_)
+    pull, sinks = _pull_and_sinks(from_ or [], since, until, store, sink or [], config, json_)
     report = _run_audit(
         engine,
         workers,
@@ -153,22 +176,50 @@ def audit(
         max_record_bytes=max_record_bytes,
         **pull.audit_options(),
     )
-    _deliver(report, sinks)
-    pull.record(report)
+    add_scorecard_issues(report, scorer)
+    _deliver(report, sinks, pull)
     apply_gates(report, gates, case_map)
     _write_files(report, out, html)
-    _show(report, scorer, json_=json_, summary=summary)
-    raise typer.Exit(gate_exit_code(report) if gates else exit_code(report))
+    _show(report, scorer, json_=json_, tables=not summary, every_session=all_)
+    code = gate_exit_code(report) if gates else exit_code(report)
+    raise typer.Exit(skipped_exit_code(report, strict, code))
 
 
-def _show(report: AuditReport, scorer: Any, *, json_: bool, summary: bool) -> None:
+def _show(
+    report: AuditReport,
+    scorer: SessionScorer | None,
+    *,
+    json_: bool,
+    tables: bool,
+    every_session: bool,
+) -> None:
     """The report on stdout: JSON, or the terminal view with totals and gates."""
     if json_:
         sys.stdout.write(report_with_totals(report.model_dump_json(indent=2), scorer) + "\n")
     else:
-        render(report, Console(), sessions=not summary)
-        print_totals(scorer, Console())
-        render_gates(report.gates, Console())
+        _print_view(report, scorer, tables=tables, every_session=every_session)
+
+
+def _pull_and_sinks(
+    urls: list[str],
+    since: str | None,
+    until: str | None,
+    store: Path | None,
+    sinks: list[str],
+    config: Path | None,
+    json_: bool,
+) -> tuple[Pull, list[Sink]]:
+    """The ``--from`` sources (planned, with ``--since last``) and the ``--sink`` sinks;
+    exit 2 naming what cannot be opened, exit 0 when ``--since last`` finds nothing new."""
+    try:
+        built = configured_sinks(sinks, config) if sinks else []
+        pull = open_pull(urls, since, until, store)
+    except (ValueError, OSError, BackendError, StoreError) as exc:
+        fail(exc)
+    if pull.nothing_new():
+        close_all(built)
+        _say_nothing_new(pull, json_)
+    return pull, built
 
 
 def _say_nothing_new(pull: Pull, json_: bool) -> NoReturn:
@@ -196,9 +247,11 @@ def _inputs(paths: list[str], urls: list[str], engine: Engine) -> list[str]:
     return paths
 
 
-def _deliver(report: AuditReport, sinks: list[Sink]) -> None:
-    """The verdicts through every ``--sink``; a sink that refuses fails the command."""
+def _deliver(report: AuditReport, sinks: list[Sink], pull: Pull) -> None:
+    """The verdicts through every ``--sink`` (a sink that refuses fails the command), then
+    the ``--since last`` ledger: it moves only once every sink took the verdicts."""
     if not sinks:
+        pull.record(report)
         return
     try:
         delivered = deliver_reports(report.sessions, sinks)
@@ -208,6 +261,31 @@ def _deliver(report: AuditReport, sinks: list[Sink]) -> None:
         close_all(sinks)
     for name, count in delivered.items():
         err_console().print(f"sink {name}: {count} verdict item(s) delivered")
+    pull.record(report)
+
+
+def _settings(
+    config: Path | None, set_: list[str] | None, taxonomy: Path | None, cases: Path | None
+) -> tuple[ResolvedMetrics, dict[str, Case]]:
+    """The resolved configuration (with ``--taxonomy``) and the cases: exit 2 naming
+    what is wrong in either."""
+    try:
+        resolved = load_resolved(config, set_ or [])
+        if taxonomy is not None:
+            resolved.config.taxonomy = load_taxonomy(taxonomy)
+        return resolved, (load_cases(cases) if cases else {})
+    except (CasesError, ValueError, OSError) as exc:
+        fail(exc)
+
+
+def _print_view(
+    report: AuditReport, scorer: SessionScorer | None, *, tables: bool, every_session: bool
+) -> None:
+    """The terminal view, the scorecard totals and the gates, on one console."""
+    console = output_console()
+    render(report, console, sessions=tables, every_session=every_session)
+    print_totals(scorer, console)
+    render_gates(report.gates, console)
 
 
 def _write_files(report: AuditReport, out: Path | None, html: Path | None) -> None:
@@ -233,6 +311,21 @@ def exit_code(report: AuditReport) -> int:
         err.print(f"[red]error:[/] {failed} session(s) could not be evaluated")
         return EXIT_BAD_INPUT
     return EXIT_OK
+
+
+def skipped_exit_code(report: AuditReport, strict: bool, code: int) -> int:
+    """Say on stderr what input was skipped; with ``strict``, that makes the exit code 2."""
+    skipped = skipped_input(report)
+    if not skipped:
+        return code
+    said = escape(escape_controls(skipped.summary()))
+    if strict:
+        err_console().print(f"[red]error:[/] {said} (--strict)")
+        return EXIT_BAD_INPUT
+    err_console().print(
+        f"[yellow]warning:[/] {said}; the verdicts cover the rest (--strict makes this exit 2)"
+    )
+    return code
 
 
 def _run_audit(

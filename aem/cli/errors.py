@@ -8,7 +8,14 @@ misused" from "AEM itself broke" without parsing text:
 - 1: root causes found, or a declared gate failed;
 - 2: bad usage, unreadable input, an invalid configuration or cases file, a plug-in that
   cannot be imported, a port already in use — something the user fixes;
-- 3: an internal error: one line and a hint to rerun with ``--debug`` for the traceback.
+- 3: an internal error: one line and a hint to rerun with ``--debug`` for the traceback;
+- 4: not evaluable (``aem test``): a gated check's evaluations are mostly judge errors,
+  or nothing passed or failed — neither a pass nor a proven failure.
+
+Input skipped on the way is not one of them by default: ``aem audit`` reports the files,
+records and spans it could not read (how many, and where) on stderr and exits with the
+verdicts' code; ``aem audit --strict`` exits 2 instead, for a CI job that must not pass
+on part of its input.
 """
 
 from __future__ import annotations

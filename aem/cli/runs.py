@@ -46,7 +46,7 @@ def diff(
     Exit code 1 when a root cause appeared or a session started failing, else 0.
     """
     from aem.diff import diff_runs, load_report
-    from aem.report.terminal import render_diff
+    from aem.report.terminal import output_console, render_diff
 
     try:
         earlier, later = load_report(before), load_report(after)
@@ -60,7 +60,7 @@ def diff(
     if json_:
         sys.stdout.write(result.model_dump_json(indent=2) + "\n")
     else:
-        render_diff(result, Console())
+        render_diff(result, output_console())
     raise typer.Exit(1 if result.appeared or result.sessions_broken else 0)
 
 

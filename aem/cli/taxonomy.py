@@ -1,108 +1,38 @@
-"""``aem taxonomy suggest``: a starting failure taxonomy from a run's explanations.
+"""``aem taxonomy suggest``: a starting failure taxonomy from a run's root causes, with
+the share of root causes each rule decides (how the rules are found:
+:mod:`aem.cli.taxonomy_suggest`).
 
-Why clustering: a team's categories are its own, but writing the first rules means
-reading every explanation. Failures whose explanations say the same thing in other
-words (embedded with the model the comparator ships, cosine distance) are grouped, and
-each group becomes one ``[[taxonomy]]`` rule — its metric, turn kind and tool when the
-group shares them, and a pattern of the words every explanation in it contains — to
-rename, merge and edit. The output is the same for the same report (inputs are sorted,
-the clustering has no randomness).
+Why the coverage is printed as well as written: a user deciding which rules to keep
+needs to see that a rule takes 3 of 7 root causes and the set categorises all of them,
+without opening the file; the rules file carries the same numbers as comments, and
+``--json`` gives them to a script.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
+from rich.table import Table
 
 from aem.cli.audit import ConfigOption
 from aem.cli.errors import fail
+from aem.cli.taxonomy_suggest import Suggestion, suggest
 from aem.config import load_config
-from aem.model import AuditReport, Label, Outcome
-from aem.vocabulary import EXPLANATION_STOP_WORDS
+from aem.report.terminal import output_console
 
 taxonomy_app = typer.Typer(no_args_is_help=True, help="Failure categories (docs/taxonomy.md).")
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z_]{3,}")
 
+def share(count: int, total: int) -> str:
+    """``3 of 7 root causes (43%)``.
 
-@dataclass(frozen=True)
-class Failure:
-    """One failed metric on a root-cause turn, as the taxonomy sees it."""
-
-    metric: str
-    kind: str
-    name: str
-    explanation: str
-
-
-def failures(report: AuditReport) -> list[Failure]:
-    """Every failed metric on a root-cause turn, sorted (the input order cannot matter)."""
-    found = {
-        Failure(m.name, t.kind.value, t.name, " ".join(m.explanation.split()))
-        for s in report.sessions
-        for t in s.turns
-        if t.label is Label.ROOT_CAUSE
-        for m in t.metrics
-        if m.outcome is Outcome.FAIL
-    }
-    return sorted(found, key=lambda f: (f.metric, f.explanation, f.kind, f.name))
-
-
-def cluster(texts: list[str], vectors: Any, distance: float) -> list[int]:
-    """Cluster label per text: average linkage on cosine distance, cut at ``distance``."""
-    if len(texts) < 2:
-        return [1] * len(texts)
-    from scipy.cluster.hierarchy import fcluster, linkage
-
-    tree = linkage(vectors, method="average", metric="cosine")
-    return [int(x) for x in fcluster(tree, t=distance, criterion="distance")]
-
-
-def shared_words(texts: list[str], limit: int = 3) -> list[str]:
-    """Words (lower case) every text contains, most specific first: the pattern's words.
-
-    >>> shared_words(["HTTP 429: rate limit exceeded", "rate limit exceeded for get_quote"])
-    ['exceeded', 'limit', 'rate']
+    >>> share(3, 7), share(0, 0)
+    ('3 of 7 root causes (43%)', '0 of 0 root causes (0%)')
     """
-    sets = [{w.lower() for w in _WORD.findall(t)} - EXPLANATION_STOP_WORDS for t in texts]
-    common = set.intersection(*sets) if sets else set()
-    return sorted(common, key=lambda w: (-len(w), w))[:limit]
-
-
-def rule_for(group: list[Failure]) -> dict[str, Any]:
-    """One ``[[taxonomy]]`` rule describing every failure of ``group``."""
-    rule: dict[str, Any] = {}
-    for field in ("metric", "kind", "name"):
-        values = {getattr(f, field) for f in group}
-        if len(values) == 1:
-            rule[field] = values.pop()
-    words = shared_words([f.explanation for f in group])
-    label = " ".join(sorted(words, key=group[0].explanation.lower().find)) or "various"
-    rule = {"category": f"{rule.get('metric', 'mixed')}: {label}", **rule}
-    if words:
-        rule["explanation"] = "(?is)" + "".join(rf"(?=.*\b{re.escape(w)}\b)" for w in words)
-    return rule
-
-
-def suggest(
-    report: AuditReport, embed: Any, distance: float
-) -> list[tuple[dict[str, Any], list[Failure]]]:
-    """Rules and the failures behind each, largest group first."""
-    items = failures(report)
-    texts = [f"{f.metric}: {f.explanation}" for f in items]
-    labels = cluster(texts, embed(texts) if texts else None, distance)
-    groups: dict[int, list[Failure]] = {}
-    for label, item in zip(labels, items, strict=True):
-        groups.setdefault(label, []).append(item)
-    ordered = sorted(groups.values(), key=lambda g: (-len(g), g[0].metric, g[0].explanation))
-    return [(rule_for(group), group) for group in ordered]
+    return f"{count} of {total} root causes ({count / total if total else 0:.0%})"
 
 
 def toml_string(value: str) -> str:
@@ -111,22 +41,58 @@ def toml_string(value: str) -> str:
     return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
-def to_toml(suggestions: list[tuple[dict[str, Any], list[Failure]]]) -> str:
-    """The rules file: one commented ``[[taxonomy]]`` table per group, in rank order."""
+def to_toml(suggestion: Suggestion) -> str:
+    """The rules file: one commented ``[[taxonomy]]`` table per rule, in file order."""
     lines = [
         "# A starting failure taxonomy suggested by `aem taxonomy suggest`: rename the",
         "# categories, merge or split rules, then use it with `aem audit --taxonomy FILE`.",
         "# Rules are tried top to bottom; the first whose conditions all hold decides.",
+        f"# On the report it came from, these {len(suggestion.rules)} rule(s) categorise "
+        f"{share(suggestion.categorised, suggestion.root_causes)}.",
     ]
-    counts = Counter[str]()
-    for rule, group in suggestions:
-        counts[rule["category"]] += 1
-        if counts[rule["category"]] > 1:
-            rule["category"] += f" ({counts[rule['category']]})"
-        example = "".join(c if c.isprintable() else "?" for c in group[0].explanation[:150])
-        lines += ["", f"# {len(group)} distinct failure(s), e.g.: {example}", "[[taxonomy]]"]
-        lines += [f"{key} = {toml_string(value)}" for key, value in rule.items()]
+    for item in suggestion.rules:
+        example = "".join(c if c.isprintable() else "?" for c in item.example[:150])
+        lines += ["", f"# decides {share(item.decides, suggestion.root_causes)}, e.g.: {example}"]
+        lines += ["[[taxonomy]]"] + [f"{k} = {toml_string(v)}" for k, v in item.rule.items()]
     return "\n".join(lines) + "\n"
+
+
+def to_json(suggestion: Suggestion) -> dict[str, Any]:
+    """The rules with their coverage, and the coverage of the whole set."""
+    total = suggestion.root_causes
+    return {
+        "root_causes": total,
+        "categorised": suggestion.categorised,
+        "coverage": round(suggestion.categorised / total, 4) if total else 0.0,
+        "rules_left_out": suggestion.left_out,
+        "rules": [
+            {
+                "rule": item.rule,
+                "decides": item.decides,
+                "coverage": round(item.decides / total, 4),
+                "example": item.example,
+            }
+            for item in suggestion.rules
+        ],
+    }
+
+
+def coverage_table(suggestion: Suggestion) -> Table:
+    """Each rule's category and the root causes it decides; the whole set in the caption."""
+    total = suggestion.root_causes
+    caption = f"{len(suggestion.rules)} rule(s) categorise {share(suggestion.categorised, total)}"
+    if suggestion.left_out:
+        caption += f"; {suggestion.left_out} rule(s) left out: an earlier rule took all theirs"
+    table = Table(title="suggested rules", caption=caption, title_justify="left")
+    table.add_column("#", no_wrap=True, justify="right")
+    table.add_column("category", no_wrap=True)
+    table.add_column("decides", no_wrap=True, justify="right")
+    table.add_column("share", no_wrap=True, justify="right")
+    for position, item in enumerate(suggestion.rules, start=1):
+        table.add_row(
+            str(position), item.category, str(item.decides), f"{item.decides / total:.0%}"
+        )
+    return table
 
 
 @taxonomy_app.command("suggest")
@@ -139,9 +105,17 @@ def suggest_command(
         float,
         typer.Option(min=0.0, max=2.0, help="cosine distance below which explanations group"),
     ] = 0.35,
+    json_: Annotated[
+        bool, typer.Option("--json", help="print the rules and their coverage as JSON")
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
-    """Propose [[taxonomy]] rules by clustering the failed results' explanations."""
+    """Propose [[taxonomy]] rules by clustering the root causes' explanations.
+
+    Every rule decides at least one root cause of the report; none is a catch-all. The
+    coverage of each rule and of the set is printed (stderr), written as comments in the
+    rules file, and given by --json.
+    """
     from aem.compare.embedder import TextEmbedder
     from aem.diff import load_report
 
@@ -151,10 +125,18 @@ def suggest_command(
     except (OSError, ValueError) as exc:
         fail(exc)
     embedder = TextEmbedder.from_settings(settings.compare)
-    suggestions = suggest(report, embedder.encode, distance)
-    text = to_toml(suggestions)
-    if output is None:
+    suggestion = suggest(report, embedder.encode, distance)
+    text = to_toml(suggestion)
+    err = output_console(stderr=True)
+    if output is not None:
+        output.write_text(text, encoding="utf-8")
+    if json_:
+        typer.echo(json.dumps(to_json(suggestion), indent=2, ensure_ascii=False))
+    elif output is None:
         typer.echo(text, nl=False)
-        return
-    output.write_text(text, encoding="utf-8")
-    Console(stderr=True).print(f"wrote {len(suggestions)} rule(s) to {output}")
+    if suggestion.root_causes:
+        err.print(coverage_table(suggestion))
+    else:
+        err.print("no root cause in the report: no rule to suggest")
+    if output is not None:
+        err.print(f"wrote {len(suggestion.rules)} rule(s) to {output}")

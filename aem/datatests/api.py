@@ -4,7 +4,7 @@ from aem.datatests import api
 store = api.open_store("aem.sqlite")
 api.create_test(store, config, "nightly", Path("cases.yaml"), ["check.relevance"])
 run = api.run_test(store, config, "nightly", agent="my_agent:answer")
-assert run.gates_passed, run.as_json()
+assert run.status == "ok", run.as_json()  # not "below gate", not "not evaluable"
 """
 
 from __future__ import annotations

@@ -2,7 +2,10 @@
 
 Exit codes: 0 — done and every declared gate met; 1 — a run is below a gate the test
 declares (``--gate check=0.9``), so CI can fail on it; 2 — bad usage, unknown names, or a
-refused run (the 2,000 cap, a judge change after the first run).
+refused run (the 2,000 cap, a judge change after the first run); 4 — not evaluable: a
+gated check's evaluations are more than half judge errors, or nothing passed or failed
+at all (every evaluation skipped or a judge error). 1 wins over 4: a gate proven missed
+is a failure whatever else could not be evaluated.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from aem.cases import CasesError
 from aem.config import load_resolved
@@ -23,14 +27,21 @@ from aem.datatests import api
 from aem.datatests.results import RunResult
 from aem.metrics.registry import ResolvedMetrics
 from aem.store import Store, StoreError
+from aem.terminaltext import safe as plain
 
 test_app = typer.Typer(no_args_is_help=True, help="Dataset tests: create, run, show, compare")
 threshold_app = typer.Typer(no_args_is_help=True, help="Project thresholds of the checks")
-EXIT_OK, EXIT_GATE, EXIT_BAD = 0, 1, 2
+EXIT_OK, EXIT_GATE, EXIT_BAD, EXIT_NOT_EVALUABLE = 0, 1, 2, 4
+_EXIT_BY_STATUS = {"ok": EXIT_OK, "below gate": EXIT_GATE, "not evaluable": EXIT_NOT_EVALUABLE}
 
 StoreOpt = Annotated[Path | None, typer.Option(help="results store ($AEM_STORE, aem.sqlite)")]
 ConfigOpt = Annotated[Path | None, typer.Option(help="configuration file (TOML)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON")]
+
+
+def _error(exc: BaseException) -> None:
+    """``error: <message>`` on stderr; the message (it may quote input) printed as text."""
+    Console(stderr=True).print(Text("error: ", "red").append_text(plain(exc)))
 
 
 @contextmanager
@@ -43,12 +54,12 @@ def _session(
         settings = load_resolved(config)
         opened = api.open_store(store)
     except (ValueError, OSError, StoreError) as exc:
-        Console(stderr=True).print(f"[red]error:[/] {exc}")
+        _error(exc)
         raise typer.Exit(EXIT_BAD) from exc
     try:
         yield opened, settings
     except (ValueError, OSError, StoreError, CasesError) as exc:
-        Console(stderr=True).print(f"[red]error:[/] {exc}")
+        _error(exc)
         raise typer.Exit(EXIT_BAD) from exc
     finally:
         opened.close()
@@ -74,7 +85,7 @@ def _finish(run: RunResult, json_: bool) -> None:
         from aem.datatests.render import render_run
 
         render_run(run, Console())
-    raise typer.Exit(EXIT_OK if run.gates_passed else EXIT_GATE)
+    raise typer.Exit(_EXIT_BY_STATUS[run.status])
 
 
 @test_app.command("create")
@@ -108,7 +119,7 @@ def create(
         for c in spec.checks:
             judge_text = f", judge {c.judge}" if c.judge else ""
             threshold = "no threshold" if c.threshold is None else f"threshold {c.threshold:g}"
-            Console().print(f"{spec.name}: {c.name} ({threshold}{judge_text})")
+            Console().print(plain(f"{spec.name}: {c.name} ({threshold}{judge_text})"))
 
 
 @test_app.command("run")
@@ -120,7 +131,7 @@ def run(
     store: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
-    """Run a test; exit 1 when a declared gate is not met."""
+    """Run a test; exit 1 when a declared gate is not met, 4 when it is not evaluable."""
     with _session(store, config) as (opened, settings):
         result = api.run_test(opened, settings, name, traces=traces, agent=agent)
     _finish(result, json_)
@@ -151,7 +162,7 @@ def list_(json_: JsonOpt = False, store: StoreOpt = None) -> None:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
     for row in rows:
-        Console().print(f"{row['test']}: {row['cases']} cases, runs {row['runs'] or 'none'}")
+        Console().print(plain(f"{row['test']}: {row['cases']} cases, runs {row['runs'] or 'none'}"))
 
 
 @test_app.command("copy")
@@ -165,10 +176,8 @@ def copy(
     """A new test with the same cases, checks and thresholds, and other judges."""
     with _session(store, config) as (opened, settings):
         spec = api.copy_test(opened, settings.config, name, new, _pairs(judge, "judge"))
-    Console().print(
-        f"{spec.name}: copy of {name}; judges "
-        + ", ".join(f"{c.name}={c.judge}" for c in spec.checks if c.judge)
-    )
+    judges = ", ".join(f"{c.name}={c.judge}" for c in spec.checks if c.judge)
+    Console().print(plain(f"{spec.name}: copy of {name}; judges {judges}"))
 
 
 @test_app.command("set-judge")
@@ -178,7 +187,7 @@ def set_judge(
     """Change an LLM check's judge (only before the test's first run)."""
     with _session(store, config) as (opened, settings):
         api.set_judge(opened, settings.config, name, check, judge)
-    Console().print(f"{name}: {check} is judged by {judge}")
+    Console().print(plain(f"{name}: {check} is judged by {judge}"))
 
 
 @test_app.command("rescore")
@@ -217,7 +226,7 @@ def compare(
         from aem.datatests.render import render_compare
 
         render_compare(first, second, Console())
-    raise typer.Exit(EXIT_OK if second.gates_passed else EXIT_GATE)
+    raise typer.Exit(_EXIT_BY_STATUS[second.status])
 
 
 def _value(check: str, value: str) -> float:
@@ -232,7 +241,7 @@ def threshold_set(check: str, value: str, store: StoreOpt = None) -> None:
     """Set a check's project threshold (LLM checks 1-10, tool calls 1-100 %); new tests copy it."""
     with _session(store) as (opened, _):
         api.set_threshold(opened, check, _value(check, value))
-    Console().print(f"{check}: threshold {value} (overridden); existing tests keep theirs")
+    Console().print(plain(f"{check}: threshold {value} (overridden); existing tests keep theirs"))
 
 
 @threshold_app.command("reset")
@@ -240,7 +249,7 @@ def threshold_reset(check: str, store: StoreOpt = None) -> None:
     """Back to the configured (or default) threshold."""
     with _session(store) as (opened, _):
         api.reset_threshold(opened, check)
-    Console().print(f"{check}: threshold reset")
+    Console().print(plain(f"{check}: threshold reset"))
 
 
 def checks_command(

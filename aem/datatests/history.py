@@ -14,7 +14,7 @@ from aem.datatests.results import Evaluation, RunResult
 from aem.datatests.runner import NO_SESSION, as_evaluation, check_cap, insert_evaluations
 from aem.datatests.tables import rows as _rows
 from aem.datatests.thresholds import project_threshold
-from aem.judges.base import Judge
+from aem.judges.base import Judge, verdict_of
 from aem.judges.registry import build_judge
 from aem.judges.verdicts import usage_detail, verdict_result
 from aem.model import Outcome, Turn, TurnKind
@@ -96,7 +96,7 @@ def _judged(
             0.0,
             "no answer: the run has no answer for this case",
         )
-    verdict = judge.judge(find_check(check).judge_request(case, answer))
+    verdict = verdict_of(judge, find_check(check).judge_request(case, answer))
     # The stored answer stands alone: a turn of its own, not a span of any trace.
     turn = Turn(
         turn_id="answer", index=0, kind=TurnKind.ANSWER, name="answer",

@@ -1,11 +1,18 @@
-"""Terminal output of ``aem test show|compare`` and ``aem checks``."""
+"""Terminal output of ``aem test show|compare`` and ``aem checks``.
+
+Everything a run holds that someone else wrote (case ids, explanations, judge replies)
+is printed through :func:`aem.datatests.plaintext.plain`: as text, never as markup or
+terminal control.
+"""
 
 from __future__ import annotations
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-from aem.datatests.results import RunResult, gate_results
+from aem.datatests.results import RunResult, gate_results, not_run
+from aem.terminaltext import safe as plain
 
 
 def rate(value: float | None) -> str:
@@ -16,29 +23,49 @@ def number(value: float | None) -> str:
     return "—" if value is None else f"{value:.1f}".rstrip("0").rstrip(".")
 
 
-def render_run(run: RunResult, console: Console) -> None:
-    """Pass rate per check, mean, judge errors; then every evaluation."""
-    extra = f", extra evaluation {run.pass_no} by {run.judge}" if run.pass_no else ""
+def _warnings(run: RunResult, console: Console) -> None:
+    """Judge errors, no-answer cases, unverified, checks that did not run, not evaluable."""
     overall = run.overall
-    console.print(
-        f"[bold]test {run.test}, run {run.run_id}{extra}[/]: pass rate "
-        f"{rate(overall.pass_rate)} ({overall.passed} of "
-        f"{overall.passed + overall.failed})"
-    )
     if not run.fully_evaluated:
         console.print(
-            f"[yellow]not fully evaluated: {overall.errors} judge error(s), "
-            "excluded from pass rate and mean[/]"
+            f"not fully evaluated: {overall.errors} judge error(s), "
+            "excluded from pass rate and mean",
+            style="yellow",
+            markup=False,
         )
     if run.no_answer:
         console.print(
-            f"[yellow]no answer: {len(run.no_answer)} case(s): {', '.join(run.no_answer)}[/]"
+            plain(f"no answer: {len(run.no_answer)} case(s): {', '.join(run.no_answer)}"),
+            style="yellow",
         )
     if overall.unverified:
         console.print(
-            f"[cyan]{overall.unverified} unverified[/]: nothing proven wrong, nothing "
-            "confirmed (no judge decided their claims); excluded from pass rate and mean"
+            f"{overall.unverified} unverified: nothing proven wrong, nothing confirmed (no "
+            "judge decided their claims); excluded from pass rate and mean",
+            style="cyan",
+            markup=False,
         )
+    for item in not_run(run.evaluations):
+        console.print(
+            plain(f"{item.cases} case(s): {item.check} skipped — {item.reason}"), style="yellow"
+        )
+    for reason in run.not_evaluable_reasons():
+        console.print(plain(f"NOT EVALUABLE: {reason}"), style="red")
+
+
+def render_run(run: RunResult, console: Console) -> None:
+    """Pass rate per check, mean, judge errors, what did not run; then every evaluation."""
+    extra = f", extra evaluation {run.pass_no} by {run.judge}" if run.pass_no else ""
+    overall = run.overall
+    console.print(
+        plain(
+            f"test {run.test}, run {run.run_id}{extra}: pass rate "
+            f"{rate(overall.pass_rate)} ({overall.passed} of "
+            f"{overall.passed + overall.failed})"
+        ),
+        style="bold",
+    )
+    _warnings(run, console)
     table = Table(
         "check",
         "pass rate",
@@ -51,7 +78,7 @@ def render_run(run: RunResult, console: Console) -> None:
     )
     for s in run.summaries:
         table.add_row(
-            s.check,
+            plain(s.check),
             rate(s.pass_rate),
             number(s.mean_score),
             str(s.passed),
@@ -65,12 +92,22 @@ def render_run(run: RunResult, console: Console) -> None:
     for e in run.evaluations:
         verdict = "judge error" if e.outcome.value == "error" else e.outcome.value
         cases.add_row(
-            e.case_id, e.case_type or "", e.check, number(e.score), verdict, e.explanation
+            plain(e.case_id),
+            plain(e.case_type or ""),
+            plain(e.check),
+            number(e.score),
+            verdict,
+            plain(e.explanation),
         )
     console.print(cases)
     for gate in gate_results(run.evaluations, run.gates):
-        mark = "[green]ok[/]" if gate.ok else "[red]BELOW GATE[/]"
-        console.print(f"gate {gate.check} ≥ {rate(gate.minimum)}: {rate(gate.pass_rate)} {mark}")
+        mark = {
+            "ok": Text("ok", "green"),
+            "below": Text("BELOW GATE", "red"),
+            "not evaluable": Text("NOT EVALUABLE", "red"),
+        }[gate.status]
+        line = plain(f"gate {gate.check} ≥ {rate(gate.minimum)}: {rate(gate.pass_rate)} ")
+        console.print(line.append_text(mark))
 
 
 def render_compare(before: RunResult, after: RunResult, console: Console) -> None:
@@ -80,7 +117,7 @@ def render_compare(before: RunResult, after: RunResult, console: Console) -> Non
     )
     for b, a in zip(before.summaries, after.summaries, strict=False):
         table.add_row(
-            b.check,
+            plain(b.check),
             rate(b.pass_rate),
             rate(a.pass_rate),
             number(b.mean_score),
@@ -94,10 +131,10 @@ def render_compare(before: RunResult, after: RunResult, console: Console) -> Non
         was = old.get((e.case_id, e.check))
         if was is not None and (was.outcome, was.score) != (e.outcome, e.score):
             changed.add_row(
-                e.case_id,
-                e.check,
+                plain(e.case_id),
+                plain(e.check),
                 f"{was.outcome.value} {number(was.score)}",
                 f"{e.outcome.value} {number(e.score)}",
-                e.explanation,
+                plain(e.explanation),
             )
     console.print(changed if changed.rows else "no verdict changed")

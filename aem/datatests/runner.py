@@ -3,7 +3,8 @@
 A run is an audit whose metrics include the test's checks, built with the test's own
 thresholds and judges: each check's verdict lands on the answer turn, takes part in
 propagation, and the run keeps the JSON report beside its evaluations. The 2,000 cap is
-checked before any agent or judge is called.
+checked before any agent or judge is called, and bounds both: the agent is asked only the
+cases some check evaluates.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from aem.cases import Case
-from aem.checks.registry import applicable, judged_checks, metric_checks
+from aem.checks.registry import applicable, judged_checks, metric_checks, missing_fields
 from aem.compare.core import SemanticComparator
 from aem.datatests.definition import TestError, TestSpec, dataset_cases, load_test
 from aem.datatests.results import Evaluation, RunResult
@@ -192,6 +193,8 @@ def _evaluate_case(
     checks: list[str],
     issues: list[InputIssue],
 ) -> list[Evaluation]:
+    if not applicable(checks, case):  # the agent was not asked: say why, per check
+        return [_not_applicable(case, c, spec) for c in checks]
     found = {c: r for c in checks if report and (r := _check_result(report, c)) is not None}
     if report is None or not found:
         raised = (
@@ -202,6 +205,15 @@ def _evaluate_case(
         why = NO_SESSION if report is None else "no answer: the session has no turns"
         return no_answer(case, checks, spec, next(raised, why))
     return [as_evaluation(found[c], case, c) for c in checks if c in found]
+
+
+def _not_applicable(case: Case, check: str, spec: TestSpec) -> Evaluation:
+    """``skip`` with the fields ``case`` lacks for ``check`` (as the check words it)."""
+    choice = spec.check(check)
+    why = missing_fields(check, case) or "the case lacks the check's fields"
+    return Evaluation(
+        case.session_id, case.type, check, choice.judge, choice.threshold, Outcome.SKIP, None, why
+    )
 
 
 def _check_result(report: SessionReport, check: str) -> MetricResult | None:
@@ -254,7 +266,10 @@ def run_test(
     started = time.time()
     reports: dict[str, SessionReport] = {}
     answers: dict[str, tuple[str | None, list[str]]] = {}
-    for closed in _sessions(spec, cases, issues, traces, agent, config):
+    # The agent is asked only what a check will evaluate: at most one call per case with
+    # an evaluation, so the 2,000 cap bounds the agent calls as it bounds the judge's.
+    asked = [c for c in cases if applicable(checks, c)]
+    for closed in _sessions(spec, asked, issues, traces, agent, config):
         if closed.session_id not in by_id:
             continue
         session = evaluator.build(closed)

@@ -26,7 +26,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from functools import lru_cache
 
 import numpy as np
 
@@ -36,88 +35,17 @@ from aem.compare.settings import CompareSettings
 from aem.evidence.claimed_success import reports_done
 from aem.evidence.claims import words
 from aem.evidence.grounding import Grounding, Passage
+from aem.evidence.polarity import polarity_differs
+from aem.evidence.stems import content_stems, stem
 from aem.evidence.support import ValueSupport, support_value
 from aem.vocabulary import (
     MONTH_ABBREVIATIONS_EN,
     MONTHS_EN,
-    NEGATIONS,
     STOP_WORDS,
     WEEKDAYS_EN,
 )
 
-_RESTRICTING = (
-    "only",
-    "just",
-    "exclusiv",
-    "except",
-    "unless",
-    "always",
-    "never",
-    "guarant",
-    "every",
-    "free",
-    "even",
-    "только",
-    "лишь",
-    "всегд",
-    "никогд",
-    "гарант",
-    "кроме",
-    "любо",
-    "все",
-    "беспл",
-    "даже",
-)
-# "per dollar" and "every dollar" say the same: a restricting word the passage says
-# in other words is not added.
-_EVERY = frozenset({"every", "each", "per", "all", "any", "каждый", "каждого", "каждые"})
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b(?:[A-ZА-ЯЁ][a-zа-яё]+|[A-ZА-ЯЁ]{2,})\b")
-
-
-def stem(word: str) -> str:
-    """A crude stem: the first 5 letters (4 in Cyrillic, whose endings run longer)."""
-    cut = 4 if any("а" <= c <= "я" or c == "ё" for c in word) else 5
-    return word[:cut]
-
-
-@lru_cache(maxsize=8192)
-def content_stems(text: str) -> frozenset[str]:
-    """Stems of the words that carry content: no stop words, no one-letter words, no
-    values (numbers and dates are the value rule's, compared by meaning).
-
-    Cached: every claim of an answer is held against every passage, so one passage's
-    stems were computed once per claim (a quarter of a short session's groundedness)."""
-    return frozenset(
-        stem(w)
-        for w in words(text)
-        if len(w) > 1 and w not in STOP_WORDS and not any(c.isdigit() for c in w)
-    )
-
-
-# Words that say "not" by themselves: "gift cards are excluded" says what "gift cards
-# cannot be returned" says, so it is no dropped negation.
-_NEGATIVE_STEMS = (
-    "exclud",
-    "unavailab",
-    "impossib",
-    "prohibit",
-    "forbid",
-    "исключ",
-    "невозмож",
-    "недоступ",
-    "запрещ",
-)
-
-
-def _negated(text: str) -> bool:
-    lowered = text.lower().replace("’", "'")
-    said = re.findall(r"[\w']+", lowered)
-    return any(w in NEGATIONS or w.startswith(_NEGATIVE_STEMS) for w in said) or "n't" in lowered
-
-
-def _restricting(text: str) -> set[str]:
-    said = ["every" if w in _EVERY else w for w in words(text)]
-    return {r for r in _RESTRICTING if any(w.startswith(r) for w in said)}
 
 
 class ClaimStatus(StrEnum):
@@ -450,21 +378,10 @@ def _against_passage(claim: str, score: float, passage: Passage, paraphrased: bo
     restricting word set against an unrelated sentence proves nothing (unverified)."""
     if not passage.prose:  # a record's fields have no polarity or qualifiers to compare
         return ClaimCheck(claim, ClaimStatus.SUPPORTED, score, passage)
-    differs = _polarity_differs(claim, passage.text)
+    differs = polarity_differs(claim, passage.text)
     if not differs:
         return ClaimCheck(claim, ClaimStatus.SUPPORTED, score, passage)
     if not paraphrased:
         why = f"{differs}, but no passage paraphrases it closely enough to contradict it"
         return ClaimCheck(claim, ClaimStatus.UNVERIFIED, score, passage, why)
     return ClaimCheck(claim, ClaimStatus.CONTRADICTED, score, passage, differs, claim, passage.text)
-
-
-def _polarity_differs(claim: str, passage: str) -> str:
-    """How the claim's polarity or qualifiers differ from the passage's ("" if not)."""
-    if _negated(claim) != _negated(passage):
-        said = "negates" if _negated(claim) else "drops the negation of"
-        return f"{said} the closest passage"
-    added = _restricting(claim) - _restricting(passage)
-    if added:
-        return f"adds {sorted(added)[0]!r}, which the passage does not say"
-    return ""

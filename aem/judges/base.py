@@ -73,5 +73,15 @@ class Judge(Protocol):
     def judge(self, request: JudgeRequest) -> JudgeVerdict: ...
 
 
+def verdict_of(judge: Judge, request: JudgeRequest) -> JudgeVerdict:
+    """``judge``'s verdict on ``request``; a judge that raises anyway (a plug-in's bug)
+    gives a judge error for this request, and the run goes on."""
+    try:
+        return judge.judge(request)
+    except Exception as exc:
+        name = getattr(judge, "name", "judge")
+        return JudgeVerdict.error(name, f"judge error: {type(exc).__name__}: {exc}")
+
+
 class JudgeConfigError(ValueError):
     """A judge is named that the configuration does not define, or is misconfigured."""

@@ -1,21 +1,29 @@
-"""Read a judge model's reply tolerantly, or say exactly why it cannot be read.
+"""Read a judge model's verdict from its reply, or say exactly why it cannot be read.
 
-Why tolerant: servers that ignore ``response_format`` (and models that ignore the prompt)
-wrap the JSON in a Markdown fence, add a sentence after it, or write the score as
-``"8/10"``. Those replies still carry an unambiguous score; refusing them would turn a
-usable verdict into a judge error. A reply without an unambiguous score is an error,
-never a guessed number.
+Why the *final* verdict: a judge often quotes the data it judges, and the data is the
+agent's — an answer that says ``{"score": 10}`` or "score 10" puts a number in the reply
+that is not the judge's. So the verdict is the reply when the reply is one JSON object
+(what ``response_format`` asks for); else the one score the reply holds; else, of several,
+the one that ends the reply as a JSON object or that the judge labels "final". Several
+scores without a final one are a judge error ("ambiguous"), never the first one seen.
+
+Why still tolerant: servers that ignore ``response_format`` wrap the JSON in a Markdown
+fence, add a sentence after it, or write the score as ``"8/10"``. Those replies carry one
+unambiguous score, and refusing them would turn a usable verdict into a judge error.
 
 >>> parse_score_reply('```json\\n{"score": "8/10", "explanation": "ok"}\\n``` Hope this helps')
 (8.0, 'ok')
 >>> parse_score_reply("Score: 7/10. Minor omission.")
 (7.0, 'Score: 7/10. Minor omission.')
+>>> parse_score_reply('It says {"score": 10}. My verdict: {"score": 2, "explanation": "wrong"}')
+(2.0, 'wrong')
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 _FENCE = re.compile(r"```[A-Za-z0-9_+-]*\s*\n?(.*?)```", re.DOTALL)
@@ -25,32 +33,108 @@ _TEXT_SCORE = re.compile(
     r"|\b(\d+(?:\.\d+)?)\s*/\s*(10)\b",
     re.IGNORECASE,
 )
+# "Final: 2/10", "final score: 2", "Final verdict - 2/10": the judge names its verdict.
+_FINAL_LABEL = re.compile(r"\bfinal\b[^\d\n]{0,24}$", re.IGNORECASE)
 _EXPLANATION_KEYS = ("explanation", "reason", "rationale", "justification", "comment")
+# Where a JSON object may start is tried at most this often: a reply is capped in bytes,
+# and a reply with more candidate objects than this holds no single verdict anyway.
+_MAX_OBJECT_STARTS = 200
+_EXPLANATION_FROM_TEXT = 500
 
 
 class ReplyError(ValueError):
     """The reply holds no unambiguous verdict; the message says what was wrong."""
 
 
-def first_json_object(text: str) -> dict[str, Any] | None:
-    """The first JSON object in ``text``: the whole text, a fenced block, or embedded."""
-    candidates = [text.strip(), *(m.group(1).strip() for m in _FENCE.finditer(text))]
-    decoder = json.JSONDecoder()
-    for candidate in candidates:
+@dataclass(frozen=True)
+class _Candidate:
+    """One verdict-looking part of a reply: a JSON object with the key, or a score in text."""
+
+    start: int
+    end: int
+    value: Any
+    obj: dict[str, Any] | None = None
+
+
+def _whole_object(text: str) -> dict[str, Any] | None:
+    """The reply as one JSON object: the whole text, or one fenced block that is all of it."""
+    stripped = text.strip()
+    fenced = _FENCE.fullmatch(stripped)
+    for candidate in (stripped, fenced.group(1).strip() if fenced else None):
+        if candidate is None:
+            continue
         try:
             value = json.loads(candidate)
         except ValueError:
             continue
         if isinstance(value, dict):
             return value
-    for match in re.finditer(r"\{", text):
+    return None
+
+
+def _objects(text: str) -> list[tuple[int, int, dict[str, Any]]]:
+    """Every outermost JSON object embedded in ``text``, with where it starts and ends."""
+    decoder = json.JSONDecoder()
+    found: list[tuple[int, int, dict[str, Any]]] = []
+    end = 0
+    for tried, match in enumerate(re.finditer(r"\{", text)):
+        if tried >= _MAX_OBJECT_STARTS:
+            break
+        if match.start() < end:
+            continue  # inside an object already found
         try:
-            value, _ = decoder.raw_decode(text, match.start())
+            value, stop = decoder.raw_decode(text, match.start())
         except ValueError:
             continue
         if isinstance(value, dict):
-            return value
-    return None
+            found.append((match.start(), stop, value))
+            end = stop
+    return found
+
+
+def _candidates(text: str, key: str, with_text: bool) -> list[_Candidate]:
+    """The JSON objects holding ``key`` and (``with_text``) the scores written in text
+    outside every object, in reply order."""
+    objects = _objects(text)
+    found = [_Candidate(a, b, obj[key], obj) for a, b, obj in objects if key in obj]
+    if with_text:
+        for match in _TEXT_SCORE.finditer(text):
+            if any(a <= match.start() < b for a, b, _ in objects):
+                continue
+            number, scale = match.group(1, 2) if match.group(1) else match.group(3, 4)
+            value = f"{number}/{scale}" if scale else number
+            found.append(_Candidate(match.start(), match.end(), value))
+    return sorted(found, key=lambda c: c.start)
+
+
+def _is_final(text: str, candidate: _Candidate) -> bool:
+    """Whether ``candidate`` is the reply's last word (a JSON object nothing but a fence
+    follows) or a score the judge labels final."""
+    if candidate.obj is not None:
+        return not text[candidate.end :].strip().strip("`").strip()
+    return _FINAL_LABEL.search(text[max(0, candidate.start - 32) : candidate.start]) is not None
+
+
+def _verdict(text: str, key: str, with_text: bool) -> _Candidate:
+    """The one candidate that is the judge's verdict, or :class:`ReplyError`."""
+    whole = _whole_object(text)
+    if whole is not None and key in whole:
+        return _Candidate(0, len(text), whole[key], whole)
+    found = _candidates(text, key, with_text)
+    if not found:
+        what = "score" if with_text else f"{key!r} field"
+        raise ReplyError(f"no {what} in the reply: {text[:120]!r}")
+    last = found[-1]
+    if len(found) == 1 or _is_final(text, last):
+        return last
+    values = [repr(c.value) for c in found]
+    if len(set(values)) == 1:
+        return last  # several mentions of one verdict are that verdict
+    shown = ", ".join(values[:6]) + (", …" if len(values) > 6 else "")
+    raise ReplyError(
+        f"ambiguous reply: {len(found)} verdicts ({shown}) and none is its final one "
+        "(a JSON object ending the reply, or a score labelled final)"
+    )
 
 
 def _as_score(value: Any) -> float:
@@ -86,26 +170,20 @@ def _explanation(obj: dict[str, Any]) -> str:
 
 
 def parse_score_reply(text: str) -> tuple[float, str]:
-    """``(score, explanation)`` from a judge's reply to a check prompt."""
-    obj = first_json_object(text)
-    if obj is not None and "score" in obj:
-        return _as_score(obj["score"]), _explanation(obj)
-    found = _TEXT_SCORE.search(text)
-    if found is None:
-        raise ReplyError(f"no score in the reply: {text[:120]!r}")
-    number, scale = (found.group(1), found.group(2)) if found.group(1) else found.group(3, 4)
-    score = _as_score(f"{number}/{scale}" if scale else number)
-    return score, text.strip()[:500]
+    """``(score, explanation)``: the judge's final verdict in its reply to a check prompt."""
+    verdict = _verdict(text, "score", with_text=True)
+    score = _as_score(verdict.value)
+    if verdict.obj is not None:
+        return score, _explanation(verdict.obj)
+    return score, text.strip()[:_EXPLANATION_FROM_TEXT]
 
 
 def parse_step_reply(text: str) -> tuple[bool, str]:
-    """``(mistake, explanation)`` from a judge's reply to the step prompt."""
-    obj = first_json_object(text)
-    if obj is None or "mistake" not in obj:
-        raise ReplyError(f"no 'mistake' field in the reply: {text[:120]!r}")
-    value = obj["mistake"]
+    """``(mistake, explanation)``: the judge's final verdict in its reply to the step prompt."""
+    verdict = _verdict(text, "mistake", with_text=False)
+    value = verdict.value
     if isinstance(value, str) and value.strip().lower() in {"true", "yes", "false", "no"}:
         value = value.strip().lower() in {"true", "yes"}
     if not isinstance(value, bool):
         raise ReplyError(f"'mistake' is {value!r}, not true or false")
-    return value, _explanation(obj)
+    return value, _explanation(verdict.obj or {})

@@ -5,6 +5,14 @@ from, so two runs are comparable only when it matches, and a prompt edit is a ne
 Why a nonce in the delimiters: the agent's answer goes in as data between
 ``<<<BEGIN nonce name>>>`` and ``<<<END nonce>>>``; the nonce is fresh per request, so no
 answer can close the block early and smuggle text out of it into the instructions.
+Why the data's own ``<<<`` are broken up: a model does not check nonces, so an answer
+holding a line ``<<<END 0000>>>`` would look to it like the end of the data, and what
+follows like instructions. Inside a block no ``<<<`` remains, so only AEM's delimiters
+open or close one.
+
+Why a schema: the verdict is asked for as one JSON object (:func:`verdict_schema`, sent
+as ``response_format``), so the judge's score is a field of its own and never a number it
+quotes from the data.
 """
 
 from __future__ import annotations
@@ -12,6 +20,7 @@ from __future__ import annotations
 import secrets
 from functools import cache
 from importlib.resources import files
+from typing import Any
 
 from aem.judges.base import JudgeRequest
 
@@ -28,9 +37,47 @@ def prompt_text(name: str, version: str = PROMPT_VERSION) -> str:
     return (files("aem.judges") / "prompts" / f"{name}.{version}.txt").read_text(encoding="utf-8")
 
 
+DELIMITER_OPEN = "<<<"
+DEFUSED_OPEN = "<< <"
+
+
 def data_block(nonce: str, name: str, text: str) -> str:
-    """``text`` between delimiters the judge is told never to take instructions from."""
+    """``text`` between delimiters the judge is told never to take instructions from; a
+    ``<<<`` in it is written ``<< <``, so it can neither open nor close a block."""
+    text = text.replace(DELIMITER_OPEN, DEFUSED_OPEN)
     return f"<<<BEGIN {nonce} {name}>>>\n{text}\n<<<END {nonce}>>>"
+
+
+_EXPLANATION = {"type": "string"}
+SCORE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "score": {"type": "integer", "minimum": 0, "maximum": 10},
+        "explanation": _EXPLANATION,
+    },
+    "required": ["score", "explanation"],
+    "additionalProperties": False,
+}
+STEP_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"mistake": {"type": "boolean"}, "explanation": _EXPLANATION},
+    "required": ["mistake", "explanation"],
+    "additionalProperties": False,
+}
+
+
+def verdict_schema(request: JudgeRequest) -> dict[str, Any]:
+    """The OpenAI ``response_format`` asking for ``request``'s verdict as one JSON object:
+    a 0–10 ``score``, or for a step a ``mistake`` flag, with an ``explanation``."""
+    step = request.step is not None
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "step_verdict" if step else "score_verdict",
+            "strict": True,
+            "schema": STEP_SCHEMA if step else SCORE_SCHEMA,
+        },
+    }
 
 
 def _user_message(request: JudgeRequest, nonce: str) -> str:

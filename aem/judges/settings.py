@@ -35,7 +35,11 @@ class OpenAIJudgeSettings(BaseModel):
     api_key_env: str | None = Field(
         default=None, description="environment variable holding the API key (none: no key)"
     )
-    timeout_seconds: float = Field(default=60.0, gt=0, description="per request")
+    timeout_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        description="one attempt, whole: connecting, sending and every byte of the reply",
+    )
     retries: int = Field(default=3, ge=0, description="extra attempts on 429, 5xx, timeouts")
     backoff_seconds: float = Field(default=1.0, ge=0, description="first wait; doubles per retry")
     max_backoff_seconds: float = Field(
@@ -45,8 +49,30 @@ class OpenAIJudgeSettings(BaseModel):
     max_tokens: int = Field(default=400, ge=16)
     json_mode: bool = Field(
         default=True,
-        description="ask for response_format json_object (turn off for servers "
-        "that reject it; the reply is parsed tolerantly either way)",
+        description="ask for a structured verdict (response_format json_schema); a server "
+        "that rejects it is asked again without, and its reply's final JSON object is read",
+    )
+    max_response_bytes: int = Field(
+        default=1_000_000,
+        ge=1024,
+        description="a reply body longer than this is not read further: a judge error",
+    )
+    circuit_errors: int = Field(
+        default=5,
+        ge=1,
+        description="consecutive judge errors after which the circuit opens: further "
+        "requests are judge errors at once, without being sent",
+    )
+    circuit_retry_seconds: float = Field(
+        default=60.0,
+        ge=0,
+        description="an open circuit lets one request through after this long",
+    )
+    budget_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        description="total seconds this judge may spend on requests in one run "
+        "(aem serve: per process); once spent, requests are judge errors (none: no limit)",
     )
 
 

@@ -5,6 +5,7 @@ all turn a :class:`~aem.judges.base.JudgeVerdict` into a result the same way —
 stays an error (a judge error, outside pass rate and mean), a verdict the judge could not
 give is ``skip``, never a pass or a fail. They differ only in how they word it: a check
 scores against its ``threshold`` (0–10), a step-shaped request is a yes/no ``mistake``.
+The judge's explanation is cut here, once for every judge kind (:func:`cut_explanation`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,16 @@ from aem.model import Evidence, MetricResult, Outcome, Turn
 # How the explanation names the judge: checks and judge.step, the judged metrics.
 CHECK_WHY = "judge: {judge} — {explanation}"
 METRIC_WHY = "judge {judge}: {explanation}"
+# A judge's explanation is kept to this many characters: a reply is the peer's text, and
+# every evaluation stores it (a 10 MB explanation would be stored per evaluation).
+MAX_EXPLANATION_CHARS = 2_000
+
+
+def cut_explanation(text: str, limit: int = MAX_EXPLANATION_CHARS) -> str:
+    """``text``, or its first ``limit`` characters and how many more were cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]} … [cut: {len(text) - limit:,} more characters]"
 
 
 def usage_detail(verdict: JudgeVerdict) -> str | None:
@@ -70,7 +81,7 @@ def verdict_result(
             detail=detail,
         )
     ]
-    explanation = why.format(judge=verdict.judge, explanation=verdict.explanation)
+    explanation = why.format(judge=verdict.judge, explanation=cut_explanation(verdict.explanation))
     return MetricResult.for_turn(
         name, turn, outcome, explanation, score=score, threshold=threshold, evidence=evidence
     )

@@ -1,107 +1,43 @@
-"""The terminal view: per-session turn tables, then the ranked root causes (rich).
+"""The terminal view: per-session turn tables, then the ranked root causes, then the
+summary lines (rich).
 
-Everything that comes from trace data (session ids, turn names, explanations, issue
-messages) goes through :func:`safe`: a span name must not be able to clear the screen,
-retitle the window or forge output with escape sequences, nor inject rich markup.
+Why a fixed width when piped: rich assumes 80 columns when output is not a terminal (CI
+logs, ``make demo`` through a pipe, ``| tee``), which folded metric names mid-word.
+:func:`output_console` gives piped output at least :data:`PIPED_WIDTH` columns.
+
+Why the summary is a list of line builders: each says one thing about the whole run
+(counts, unverified claims, missing cases, skipped input); a new one is one function
+added to :data:`SUMMARY_LINES`.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from aem.diff import RunDiff
-from aem.evaluate import is_checked
-from aem.model import AuditReport, Label, Outcome, SessionReport, TurnVerdict
+from aem.model import AuditReport
 from aem.ranking import report_categories
+from aem.report.safe_text import plural, safe
+from aem.report.session_view import print_sessions
 
-# C0 and C1 control characters (ESC starts every terminal escape sequence, BEL ends the
-# OSC ones) and the bidirectional overrides that reorder what a line seems to say. Line
-# feeds and tabs stay: multi-line explanations are fine in a table cell.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+__all__ = ["PIPED_WIDTH", "output_console", "plural", "render", "render_diff", "safe"]
 
-
-def _escape_char(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+# Wide enough for a turn table with long tool and metric names and a ranking row with
+# its example; a wider COLUMNS (or terminal, when only stdout is piped) is kept.
+PIPED_WIDTH = 120
 
 
-def safe(value: object, style: str = "") -> Text:
-    """Trace data as inert text: control characters shown as ``\\x1b``-style escapes,
-    brackets shown as brackets (never read as rich markup)."""
-    return Text(_UNSAFE.sub(_escape_char, str(value)), style=style)
-
-
-_LABEL_STYLE = {
-    Label.OK: "green",
-    Label.ROOT_CAUSE: "bold red",
-    Label.PRIOR_ACTION_FAILED: "yellow",
-}
-
-
-def session_table(report: SessionReport) -> Table:
-    title = Text("session ") + safe(report.session_id)
-    notes = []
-    if report.session_key_fallback:
-        notes.append("no session attribute: grouped by trace id")
-    if not report.case_found:
-        notes.append("no case")
-    if report.cut:
-        notes.append("cut at max lifetime")
-    table = Table(title=title, caption="; ".join(notes) or None, title_justify="left")
-    table.add_column("turn", no_wrap=True)
-    table.add_column("kind", no_wrap=True)
-    table.add_column("name", overflow="fold")
-    # A label is one word (plus what it inherits): never folded mid-word at 80 columns,
-    # which is the width rich assumes when output is not a terminal (make, CI).
-    table.add_column("label", no_wrap=True, min_width=len("prior_action_failed"))
-    table.add_column("failed metrics", overflow="fold")
-    for turn in report.turns:
-        failed = [m for m in turn.metrics if m.outcome is Outcome.FAIL]
-        label = _label(turn)
-        if turn.inherited_from:
-            label.append_text(safe(f" ← {', '.join(turn.inherited_from)}", style="dim"))
-        table.add_row(
-            safe(turn.turn_id),
-            safe(turn.kind.value),
-            safe(turn.name),
-            label,
-            safe(", ".join(m.name for m in failed)),
-        )
-    return table
-
-
-def _label(turn: TurnVerdict) -> Text:
-    """The turn's label; an "ok" where every metric skipped reads as not checked (``–``
-    and the number of skips), so a pass and the absence of any check look different."""
-    if turn.label is Label.OK and not is_checked(turn):
-        skipped = sum(1 for m in turn.metrics if m.outcome is Outcome.SKIP)
-        return Text(f"– not checked ({skipped} skipped)", style="dim")
-    return Text(turn.label.value, style=_LABEL_STYLE[turn.label])
-
-
-def root_cause_reasons(report: SessionReport) -> list[Text]:
-    """Why each root cause failed, one line per failed metric (consequences are omitted:
-    they are explained by the turn they inherit from; the JSON report has every reason)."""
-    lines = []
-    for turn in report.turns:
-        if turn.label is not Label.ROOT_CAUSE:
-            continue
-        for metric in turn.metrics:
-            if metric.outcome is Outcome.FAIL:
-                line = safe(f"  {turn.turn_id} ", style="bold red")
-                line.append_text(safe(f"{metric.name}: ", style="bold"))
-                line.append_text(safe(_why(metric.explanation, 300)))
-                lines.append(line)
-    return lines
-
-
-def _why(explanation: str, limit: int = 140) -> str:
-    """The first failed metric's reason, cut to fit a table cell (the JSON has it whole)."""
-    return explanation if len(explanation) <= limit else explanation[: limit - 1] + "…"
+def output_console(*, stderr: bool = False) -> Console:
+    """The console a command prints its view to (stdout, or ``stderr``): the terminal's
+    own width on a terminal, at least :data:`PIPED_WIDTH` columns otherwise."""
+    console = Console(stderr=stderr)
+    if console.is_terminal:
+        return console
+    return Console(stderr=stderr, width=max(PIPED_WIDTH, console.width))
 
 
 def ranking_table(report: AuditReport, *, observations: bool = False) -> Table:
@@ -130,30 +66,6 @@ def ranking_table(report: AuditReport, *, observations: bool = False) -> Table:
             safe(item.category or "-"),
         )
     return table
-
-
-def plural(count: int, noun: str) -> str:
-    """``1 session``, ``2 sessions``.
-
-    >>> plural(1, "session"), plural(0, "turn")
-    ('1 session', '0 turns')
-    """
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
-def _sessions(report: AuditReport, console: Console) -> None:
-    """Each session's turn table and reasons; a session with no turns (a trace holding
-    only set-up spans) is one line, not an empty table that reads as "all fine"."""
-    empty = [s.session_id for s in report.sessions if not s.turns]
-    for session in report.sessions:
-        if session.turns:
-            console.print(session_table(session))
-            for line in root_cause_reasons(session):
-                console.print(line)
-            console.print()
-    if empty:
-        line = safe(f"{plural(len(empty), 'session')} with no turns to evaluate: ", "dim")
-        console.print(line + safe(", ".join(empty[:10]) + (", …" if len(empty) > 10 else "")))
 
 
 def category_table(report: AuditReport) -> Table | None:
@@ -205,9 +117,63 @@ def unverified_lines(report: AuditReport) -> list[Text]:
     ]
 
 
-def render(report: AuditReport, console: Console, *, sessions: bool = True) -> None:
+def count_line(report: AuditReport) -> list[Text]:
+    """``18 sessions, 7 with a root cause, 98 spans read, 7 turns not checked``."""
+    unchecked = sum(s.unchecked_turns for s in report.sessions)
+    return [
+        Text(
+            f"{plural(len(report.sessions), 'session')}, {report.sessions_with_root_cause} "
+            f"with a root cause, {plural(report.spans_read, 'span')} read"
+            + (f", {unchecked} turns not checked" if unchecked else "")
+        )
+    ]
+
+
+def no_case_lines(report: AuditReport) -> list[Text]:
+    """A warning when cases were expected to match and none did (or no cases at all)."""
+    if not report.sessions or any(s.case_found for s in report.sessions):
+        return []
+    return [
+        Text("no case matched any session", style="yellow")
+        + Text(
+            ": checks that need a case (expected calls, facts, key points) did not run; "
+            "case session_ids must equal the sessions' ids"
+        )
+    ]
+
+
+def input_problem_lines(report: AuditReport) -> list[Text]:
+    """The spans skipped by kind, then the first issues (the JSON report has them all)."""
+    if not report.skipped.by_kind:
+        return []
+    kinds = ", ".join(f"{k}={v}" for k, v in sorted(report.skipped.by_kind.items()))
+    lines = [
+        Text("input problems", style="yellow")
+        + Text(f": {report.skipped.total_spans_skipped} spans skipped; {kinds}")
+    ]
+    shown = report.issues[:20] + [i for s in report.sessions for i in s.issues][:20]
+    for issue in shown:
+        line = Text("  ") + safe(issue.where() or "-", style="dim")
+        lines.append(line + safe(f" {issue.kind}: {issue.message}"))
+    return lines
+
+
+# The summary under the ranking, in print order: one builder per thing it reports.
+SUMMARY_LINES: tuple[Callable[[AuditReport], list[Text]], ...] = (
+    count_line,
+    unverified_lines,
+    no_case_lines,
+    input_problem_lines,
+)
+
+
+def render(
+    report: AuditReport, console: Console, *, sessions: bool = True, every_session: bool = False
+) -> None:
+    """The whole view. ``sessions=False`` (``--summary``) leaves out every session table;
+    ``every_session`` (``--all``) tables every session, not only the first failing ones."""
     if sessions:
-        _sessions(report, console)
+        print_sessions(report, console, every_session=every_session)
     console.print(ranking_table(report))
     categories, headline = category_table(report), category_line(report)
     if categories is not None:
@@ -216,31 +182,9 @@ def render(report: AuditReport, console: Console, *, sessions: bool = True) -> N
         console.print(headline)
     if report.observations:
         console.print(ranking_table(report, observations=True))
-    unchecked = sum(s.unchecked_turns for s in report.sessions)
-    console.print(
-        f"{plural(len(report.sessions), 'session')}, {report.sessions_with_root_cause} with "
-        f"a root cause, {plural(report.spans_read, 'span')} read"
-        + (f", {unchecked} turns not checked" if unchecked else "")
-    )
-    for line in unverified_lines(report):
-        console.print(line)
-    if report.sessions and not any(s.case_found for s in report.sessions):
-        console.print(
-            "[yellow]no case matched any session[/]: checks that need a case (expected "
-            "calls, facts, key points) did not run; case session_ids must equal the "
-            "sessions' ids"
-        )
-    if report.skipped.by_kind:
-        console.print(
-            f"[yellow]input problems[/]: {report.skipped.total_spans_skipped} spans skipped; "
-            + ", ".join(f"{k}={v}" for k, v in sorted(report.skipped.by_kind.items()))
-        )
-        shown = [i for i in report.issues][:20] + [i for s in report.sessions for i in s.issues][
-            :20
-        ]
-        for issue in shown:
-            line = Text("  ") + safe(issue.where() or "-", style="dim")
-            console.print(line + safe(f" {issue.kind}: {issue.message}"))
+    for build in SUMMARY_LINES:
+        for line in build(report):
+            console.print(line)
 
 
 def render_diff(result: RunDiff, console: Console) -> None:

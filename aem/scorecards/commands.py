@@ -1,6 +1,10 @@
 """``aem scorecard …``: check a config, list conversations, show versions, recompute.
 
 Exit codes: 0 — fine; 1 — ``check`` refused the config; 2 — unreadable input or store.
+
+Why ``--json`` is written with ``allow_nan=False``: ``Infinity`` and ``NaN`` are not JSON,
+and a reader that accepts them would show a total nobody can have earned. Validation
+keeps every number finite; should one still slip through, writing fails loudly instead.
 """
 
 from __future__ import annotations
@@ -12,7 +16,9 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
+from aem.model import AuditReport
 from aem.scorecards.post_hoc import ScoredConversation, SessionScorer
 from aem.scorecards.render import (
     render_conversations,
@@ -20,9 +26,15 @@ from aem.scorecards.render import (
     render_versions,
     render_violations,
 )
-from aem.scorecards.scorecard import ScorecardError, load_scorecard, read_and_check
+from aem.scorecards.scorecard import (
+    ScorecardError,
+    build_scorecard,
+    load_scorecard,
+    read_and_check,
+)
 from aem.scorecards.versions import ScorecardStore
 from aem.store import Store, StoreError, default_store_path
+from aem.terminaltext import escape_controls, safe
 
 app = typer.Typer(no_args_is_help=True, help="Level-2 scorecards: totals of pipeline steps")
 EXIT_OK, EXIT_REFUSED, EXIT_BAD_INPUT = 0, 1, 2
@@ -37,8 +49,15 @@ ScorecardOption = Annotated[
 
 
 def _fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/] {message}", highlight=False)
+    """``error: <message>`` on stderr, unwrapped, with no markup read from the message."""
+    text = escape(escape_controls(message))
+    Console(stderr=True, soft_wrap=True, highlight=False).print(f"[red]error:[/] {text}")
     return typer.Exit(EXIT_BAD_INPUT)
+
+
+def strict_json(data: object) -> str:
+    """Indented JSON that refuses ``NaN`` and ``Infinity`` (ValueError) instead of writing them."""
+    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
 
 
 def open_store(path: Path | None) -> ScorecardStore:
@@ -65,16 +84,18 @@ def check(
         render_violations(violations, Console())
         raise typer.Exit(EXIT_REFUSED)
     if parsed.level2 is None:
-        Console().print(f"ok: pipeline {definition.name!r} has no level-2 config (not QA)")
+        Console().print(safe(f"ok: pipeline {definition.name!r} has no level-2 config (not QA)"))
         return
-    card = load_scorecard(config, pipeline)
+    card = build_scorecard(config, parsed, definition, violations)
     steps = ", ".join(
         f"{p.step.name} {p.maximum:g}×{p.weight:g}" + ("" if p.counts else " (not counted)")
         for p in card.participants
     )
     Console().print(
-        f"ok: pipeline {card.pipeline!r}, scale {card.scale_min:g}–{card.scale_max:g} step "
-        f"points, pass at {card.pass_threshold:g}, config {card.config_hash}\n  steps: {steps}",
+        safe(
+            f"ok: pipeline {card.pipeline!r}, scale {card.scale_min:g}–{card.scale_max:g} step "
+            f"points, pass at {card.pass_threshold:g}, config {card.config_hash}\n  steps: {steps}"
+        ),
         highlight=False,
     )
 
@@ -88,7 +109,7 @@ def show(
     """List conversations: state, total, 0–100 (as fixed at completion), passed, blocking."""
     states = open_store(store).conversations(pipeline)
     if json_:
-        sys.stdout.write(json.dumps([s.model_dump(mode="json") for s in states], indent=2) + "\n")
+        sys.stdout.write(strict_json([s.model_dump(mode="json") for s in states]) + "\n")
         return
     render_conversations(states, Console())
 
@@ -103,7 +124,7 @@ def versions(
     """Every version of a conversation's total, with the config hash each one used."""
     found = open_store(store).versions(pipeline, conversation)
     if json_:
-        sys.stdout.write(json.dumps([v.model_dump(mode="json") for v in found], indent=2) + "\n")
+        sys.stdout.write(strict_json([v.model_dump(mode="json") for v in found]) + "\n")
         return
     if not found:
         raise _fail(f"no total stored for conversation {conversation!r}")
@@ -157,7 +178,20 @@ def report_with_totals(report_json: str, scorer: SessionScorer | None) -> str:
         return report_json
     data = json.loads(report_json)
     data["scorecards"] = [s.model_dump(mode="json") for s in scorer.scored]
-    return json.dumps(data, indent=2, ensure_ascii=False)
+    return strict_json(data)
+
+
+def add_scorecard_issues(report: AuditReport, scorer: SessionScorer | None) -> None:
+    """The scorecard's input issues (bad step spans, unknown steps) into the audit report:
+    each with its session when the report has it, counted in ``skipped.by_kind``."""
+    if scorer is None:
+        return
+    sessions = {s.session_id: s for s in report.sessions}
+    for issue in scorer.issues:
+        held = sessions.get(issue.session_id or "")
+        (held.issues if held is not None else report.issues).append(issue)
+        by_kind = report.skipped.by_kind
+        by_kind[issue.kind] = by_kind.get(issue.kind, 0) + 1
 
 
 def print_totals(scorer: SessionScorer | None, console: Console) -> None:

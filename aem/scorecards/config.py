@@ -23,29 +23,38 @@ from pathlib import Path
 
 from pydantic import Field, ValidationError
 
-from aem.scorecards.definition import PipelineDefinition
+from aem.scorecards.definition import FiniteSettings, PipelineDefinition
 from aem.scorecards.files import DocumentError, read_document
 from aem.strict import FrozenSettings
 
+# Why bounds on numbers a file states: ``weight = inf`` or ``1e308`` is a float, and the
+# total it produces is ``inf`` or ``nan`` -- a number no one can read as an assessment. A
+# step counted a thousand times is a typo, not a weighting; a scale of a trillion points
+# is still summed exactly enough in a float (integers stay exact to 2**53).
+MAX_WEIGHT = 1000.0
+MAX_SCALE = 1e12
 
-class Participation(FrozenSettings):
+
+class Participation(FiniteSettings):
     """One step of the explicit participation list; weight 0 is a recorded "does not count"."""
 
     step: str = Field(min_length=1)
-    weight: float = Field(ge=0)
+    weight: float = Field(ge=0, le=MAX_WEIGHT)
 
 
-class Scale(FrozenSettings):
+class Scale(FiniteSettings):
     """The total's scale in step points. ``max`` is derived; a stated one must match it."""
 
-    min: float = Field(0.0, ge=0)
-    max: float | None = Field(None, gt=0)
+    min: float = Field(0.0, ge=0, le=MAX_SCALE)
+    max: float | None = Field(None, gt=0, le=MAX_SCALE)
 
 
-class Level2(FrozenSettings):
+class Level2(FiniteSettings):
     participation: list[Participation]
     scale: Scale = Field(default_factory=lambda: Scale.model_validate({}))
-    pass_threshold: float = Field(ge=0, description="a total at or above it has passed")
+    pass_threshold: float = Field(
+        ge=0, le=MAX_SCALE, description="a total at or above it has passed"
+    )
 
 
 class ScorecardConfig(FrozenSettings):

@@ -7,20 +7,57 @@ pipeline *is* (owned by whoever builds it); the scorecard config says how its st
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Protocol, TypeVar
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from aem.scorecards.contract import CriterionMode, StepKind
 from aem.scorecards.files import DocumentError, read_document
 from aem.strict import FrozenSettings
 
+# The most points one criterion may give. Why a bound at all: a maximum of ``1e308`` is
+# finite, yet a weighted sum of two overflows to ``inf``; below this bound every sum the
+# scale checks allow (``config.MAX_SCALE``) is an exact-enough float.
+MAX_CRITERION_POINTS = 1_000_000.0
 
-class Criterion(FrozenSettings):
+
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+Named = TypeVar("Named", bound=_Named)
+
+
+def repeated(names: Iterable[str]) -> list[str]:
+    """The names that occur more than once, sorted (one pass, not one count per name)."""
+    return sorted(name for name, count in Counter(names).items() if count > 1)
+
+
+def by_unique_name(items: Sequence[Named], what: str) -> dict[str, Named]:
+    """``items`` by name, built once; a name used twice is a ValueError naming it."""
+    twice = repeated(item.name for item in items)
+    if twice:
+        raise ValueError(f"{what} names must be unique; repeated: {', '.join(twice)}")
+    return {item.name: item for item in items}
+
+
+class FiniteSettings(FrozenSettings):
+    """Finite numbers only: ``inf`` and ``nan`` are refused where the file states them."""
+
+    model_config = ConfigDict(allow_inf_nan=False)
+
+
+class Criterion(FiniteSettings):
     """One level-1 criterion of a prompt: points up to ``max``, or a pipeline blocker."""
 
     name: str = Field(min_length=1)
-    max: float = Field(0.0, ge=0, description="most points the criterion can give")
+    max: float = Field(
+        0.0, ge=0, le=MAX_CRITERION_POINTS, description="most points the criterion can give"
+    )
     mode: CriterionMode = CriterionMode.SCORE
 
     @model_validator(mode="after")
@@ -31,16 +68,26 @@ class Criterion(FrozenSettings):
 
 
 class Scoring(FrozenSettings):
-    """A prompt's level-1 scoring: its criteria; the step's maximum is their sum."""
+    """A prompt's level-1 scoring: its criteria; the step's maximum is their sum.
+
+    Criterion names are unique: a criterion listed twice would count twice in the
+    maximum and twice in every score, from one reported value.
+    """
 
     criteria: list[Criterion] = Field(min_length=1)
+    _by_name: dict[str, Criterion] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _unique_criteria(self) -> Scoring:
+        self._by_name = by_unique_name(self.criteria, "criterion")
+        return self
 
     @property
     def maximum(self) -> float:
         return sum(c.max for c in self.criteria if c.mode is CriterionMode.SCORE)
 
     def criterion(self, name: str) -> Criterion | None:
-        return next((c for c in self.criteria if c.name == name), None)
+        return self._by_name.get(name)
 
 
 class Prompt(FrozenSettings):
@@ -54,22 +101,24 @@ class Step(FrozenSettings):
 
 
 class PipelineDefinition(FrozenSettings):
-    """Steps in order, and the prompts LLM-analysis steps refer to."""
+    """Steps in order, and the prompts LLM-analysis steps refer to.
+
+    Steps are looked up by name through an index built once: validation and totals ask
+    for a step per listed step, which must not cost a scan of the pipeline each time.
+    """
 
     name: str = Field(min_length=1)
     steps: list[Step] = Field(min_length=1)
     prompts: dict[str, Prompt] = Field(default_factory=dict)
+    _by_name: dict[str, Step] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="after")
     def _unique_steps(self) -> PipelineDefinition:
-        names = [s.name for s in self.steps]
-        twice = sorted({n for n in names if names.count(n) > 1})
-        if twice:
-            raise ValueError(f"step names must be unique; repeated: {', '.join(twice)}")
+        self._by_name = by_unique_name(self.steps, "step")
         return self
 
     def step(self, name: str) -> Step | None:
-        return next((s for s in self.steps if s.name == name), None)
+        return self._by_name.get(name)
 
     def scoring_of(self, step: Step) -> Scoring | None:
         """The level-1 scoring a step's prompt declares (None: it can never give a score)."""

@@ -5,11 +5,17 @@ Why both forms are read — ``aem.score.criterion.<c>.<field>`` attributes and
 while the span is open use attributes; evaluators that run afterwards (and GenAI
 conventions) use events. A criterion reported both ways with different numbers is a
 conflict, and the step then has no usable result rather than a guessed one.
+
+Why a value of the wrong type is a problem and not coerced: ``fired = "false"`` is a
+non-empty string, true to Python, and read as such it would block a conversation on a
+blocker that did not fire. A score that is not a finite number, or a fired flag that is
+not a boolean, leaves the step without a usable result and names the span instead.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import math
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -19,13 +25,15 @@ from aem.scorecards import contract as c
 
 
 class CriterionResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    """One criterion as a span reported it; ``fired`` is None when it was not a boolean."""
+
+    model_config = ConfigDict(frozen=True, allow_inf_nan=False)
 
     name: str
     value: float | None = None
     max: float | None = None
     mode: str | None = None
-    fired: bool = False
+    fired: bool | None = False
 
 
 class StepResult(BaseModel):
@@ -50,9 +58,11 @@ def is_step_span(span: SpanRecord, pipeline: str) -> bool:
 
 
 def _number(value: Any) -> float | None:
+    """A finite number, or None (``inf``, ``nan``, text, a bool are not points)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value)
+    number = float(value)
+    return number if math.isfinite(number) else None
 
 
 def _set(fields: dict[str, Any], problems: list[str], name: str, key: str, value: Any) -> None:
@@ -67,10 +77,13 @@ def _field_value(key: str, raw: Any, name: str, problems: list[str]) -> Any:
     if key in (c.FIELD_VALUE, c.FIELD_MAX):
         number = _number(raw)
         if number is None:
-            problems.append(f"criterion {name!r}: {key} {raw!r} is not a number")
+            problems.append(f"criterion {name!r}: {key} {raw!r} is not a finite number")
         return number
     if key == c.FIELD_FIRED:
-        return bool(raw)
+        if not isinstance(raw, bool):
+            problems.append(f"criterion {name!r}: {key} {raw!r} is not a boolean")
+            return None
+        return raw
     return str(raw)
 
 
@@ -124,13 +137,23 @@ def step_result(span: SpanRecord) -> StepResult:
     )
 
 
-def latest_results(spans: Iterable[SpanRecord], pipeline: str) -> dict[str, StepResult]:
-    """One result per step: the span that ended last wins (a rescore replaces a score)."""
+def latest_results(
+    spans: Iterable[SpanRecord],
+    pipeline: str,
+    on_result: Callable[[SpanRecord, StepResult], None] | None = None,
+) -> dict[str, StepResult]:
+    """One result per step: the span that ended last wins (a rescore replaces a score).
+
+    ``on_result`` sees every step span with its result, superseded ones too, so a span
+    with a bad field is reported even when a later one replaces it.
+    """
     out: dict[str, StepResult] = {}
     for span in spans:
         if not is_step_span(span, pipeline):
             continue
         result = step_result(span)
+        if on_result is not None:
+            on_result(span, result)
         held = out.get(result.step)
         if held is None or result.end_unix_nano >= held.end_unix_nano:
             out[result.step] = result

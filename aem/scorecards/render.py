@@ -1,7 +1,9 @@
 """Terminal tables for scorecards: totals of an audit, the conversation list, versions.
 
 Why one place: "38 / 45 · 84.4 / 100" must read the same wherever a total is shown, and a
-pending total must never print a number.
+pending total must never print a number. Every cell that holds what a span or a file
+said (conversation ids, step and criterion names, messages) goes through :func:`safe`:
+control characters print as escapes and ``[bold]`` prints as written.
 """
 
 from __future__ import annotations
@@ -10,11 +12,13 @@ from collections.abc import Sequence
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from aem.scorecards.post_hoc import ScoredConversation
 from aem.scorecards.totals import Total
 from aem.scorecards.validation import Violation
 from aem.scorecards.versions import ConversationState, StoredTotal
+from aem.terminaltext import safe
 
 
 def points(total: Total) -> str:
@@ -35,16 +39,29 @@ def passed(total: Total | None) -> str:
 
 
 def waiting_on(total: Total) -> str:
+    """The fired blockers, or the steps still awaited (and blockers that could not be
+    read), and the steps the pipeline lacks that spans reported."""
     if total.state == "blocked":
-        return "blocker: " + ", ".join(total.blockers)
-    return ", ".join(total.blocking_steps)
+        text = "blocker: " + ", ".join(total.blockers)
+    else:
+        text = ", ".join(total.blocking_steps)
+        if total.undecided_blockers:
+            text += " (blocker unreadable: " + ", ".join(total.undecided_blockers) + ")"
+    if total.ignored_steps:
+        text += "; ignored, not in the pipeline: " + ", ".join(total.ignored_steps)
+    return text
 
 
 def _table(title: str, columns: Sequence[str]) -> Table:
     table = Table(title=title, title_justify="left")
     for column in columns:
-        table.add_column(column)
+        table.add_column(column, overflow="fold")  # an id cut to "c-10…" cannot be looked up
     return table
+
+
+def _row(table: Table, *cells: object) -> None:
+    """A row of inert text: nothing a span or a file said is read as markup or control."""
+    table.add_row(*(safe(cell) for cell in cells))
 
 
 def render_scored(scored: Sequence[ScoredConversation], console: Console) -> None:
@@ -55,8 +72,8 @@ def render_scored(scored: Sequence[ScoredConversation], console: Console) -> Non
         version = "—" if item.version is None else f"v{item.version}"
         if item.new_version:
             version += " (new)"
-        table.add_row(
-            t.conversation, t.state, points(t), hundred(t), passed(t), waiting_on(t), version
+        _row(
+            table, t.conversation, t.state, points(t), hundred(t), passed(t), waiting_on(t), version
         )
     console.print(table)
 
@@ -69,7 +86,8 @@ def render_conversations(states: Sequence[ConversationState], console: Console) 
         blocking = ", ".join(s.blocking_steps)
         if shown is not None and shown.state == "blocked":
             blocking = "blocker: " + ", ".join(shown.blockers)
-        table.add_row(
+        _row(
+            table,
             s.pipeline,
             s.conversation,
             s.state,
@@ -88,8 +106,8 @@ def render_versions(versions: Sequence[StoredTotal], console: Console) -> None:
             f"{s.step} {'—' if s.score is None else f'{s.score:g}'}/{s.max:g}×{s.weight:g}"
             for s in v.steps
         )
-        table.add_row(
-            f"v{v.version}", v.state, points(v), hundred(v), passed(v), v.config_hash, steps
+        _row(
+            table, f"v{v.version}", v.state, points(v), hundred(v), passed(v), v.config_hash, steps
         )
     console.print(table)
 
@@ -97,4 +115,4 @@ def render_versions(versions: Sequence[StoredTotal], console: Console) -> None:
 def render_violations(violations: Sequence[Violation], console: Console) -> None:
     console.print(f"[red]refused[/]: {len(violations)} violation(s)")
     for v in violations:
-        console.print(f"  [bold]{v.code}[/]: {v.message}", highlight=False)
+        console.print(Text("  ") + safe(v.code, "bold") + safe(f": {v.message}"), highlight=False)

@@ -80,7 +80,16 @@ def read_and_check(
 
 def load_scorecard(config_path: Path, definition_path: Path | None = None) -> Scorecard:
     """A scorecard ready to total conversations, or :class:`ScorecardError` with all reasons."""
-    config, definition, violations = read_and_check(config_path, definition_path)
+    return build_scorecard(config_path, *read_and_check(config_path, definition_path))
+
+
+def build_scorecard(
+    config_path: Path,
+    config: ScorecardConfig,
+    definition: PipelineDefinition,
+    violations: list[Violation],
+) -> Scorecard:
+    """The scorecard of documents :func:`read_and_check` returned (read once, not twice)."""
     if violations:
         lines = "\n".join(f"  {v}" for v in violations)
         raise ScorecardError(

@@ -5,6 +5,12 @@ keeps the total ``pending`` (naming the step) instead of showing a lowered numbe
 blocker forces 0 / not passed at once, whatever else is still running; only a total with
 every counting step scored is ``complete``. Step scores are added in their own points,
 times their weights; the 0–100 figure is derived from that sum, never the other way round.
+
+Why only the pipeline's own steps are read: a span naming a step the definition lacks
+(a typo, another pipeline's step) has no declared criteria to check it against, so its
+"blocker fired" is no proof; it is listed in ``ignored_steps`` and changes nothing. A
+blocker whose ``fired`` flag could not be read proves nothing either way: the total
+stays pending on it (``undecided_blockers``) unless another blocker did fire.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from aem.scorecards.contract import CriterionMode
 from aem.scorecards.extract import StepResult
@@ -24,6 +30,8 @@ State = Literal["pending", "blocked", "complete"]
 class StepLine(BaseModel):
     """One listed step in a total: its own score and maximum, and whether it counted."""
 
+    model_config = ConfigDict(allow_inf_nan=False)
+
     step: str
     kind: str
     weight: float
@@ -34,6 +42,10 @@ class StepLine(BaseModel):
 
 
 class Total(BaseModel):
+    """A conversation's total; every number in it is finite (``--json`` is strict JSON)."""
+
+    model_config = ConfigDict(allow_inf_nan=False)
+
     pipeline: str
     conversation: str
     state: State
@@ -44,6 +56,12 @@ class Total(BaseModel):
     threshold: float
     blocking_steps: list[str] = Field(default_factory=list)
     blockers: list[str] = Field(default_factory=list)
+    undecided_blockers: list[str] = Field(
+        default_factory=list, description="step.criterion of blockers whose fired was unreadable"
+    )
+    ignored_steps: list[str] = Field(
+        default_factory=list, description="steps reported by spans that the pipeline lacks"
+    )
     steps: list[StepLine] = Field(default_factory=list)
     config_hash: str
 
@@ -82,18 +100,33 @@ def _score(participant: Participant, result: StepResult | None) -> tuple[float |
     return points, ""
 
 
-def fired_blockers(scorecard: Scorecard, results: Mapping[str, StepResult]) -> list[str]:
-    """``step.criterion`` of every blocker that fired, on any step of the pipeline."""
+def blockers_of(
+    scorecard: Scorecard, results: Mapping[str, StepResult]
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """``step.criterion`` of every blocker that fired, and ``(step, criterion)`` of every
+    blocker whose ``fired`` could not be read, on the pipeline's steps only."""
     fired: list[str] = []
+    undecided: list[tuple[str, str]] = []
     for name, result in sorted(results.items()):
         step = scorecard.definition.step(name)
-        scoring = scorecard.definition.scoring_of(step) if step is not None else None
+        if step is None:
+            continue
+        scoring = scorecard.definition.scoring_of(step)
         for cr in result.criteria:
             declared = scoring.criterion(cr.name) if scoring is not None else None
             mode = str(declared.mode) if declared is not None else cr.mode
-            if mode == CriterionMode.BLOCKER and cr.fired:
+            if mode != CriterionMode.BLOCKER:
+                continue
+            if cr.fired is None:
+                undecided.append((name, cr.name))
+            elif cr.fired:
                 fired.append(f"{name}.{cr.name}")
-    return fired
+    return fired, undecided
+
+
+def unknown_steps(scorecard: Scorecard, results: Mapping[str, StepResult]) -> list[str]:
+    """Steps with a result that the pipeline definition does not have."""
+    return sorted(name for name in results if scorecard.definition.step(name) is None)
 
 
 def compute_total(
@@ -120,6 +153,8 @@ def compute_total(
             waiting.append(p.step.name)
         elif p.counts and score is not None:
             points += p.weight * score
+    blockers, undecided = blockers_of(scorecard, results)
+    waiting += [s for s in dict.fromkeys(step for step, _ in undecided) if s not in waiting]
     base = Total(
         pipeline=scorecard.pipeline,
         conversation=conversation,
@@ -129,8 +164,9 @@ def compute_total(
         steps=lines,
         config_hash=scorecard.config_hash,
         blocking_steps=waiting,
+        undecided_blockers=[f"{step}.{criterion}" for step, criterion in undecided],
+        ignored_steps=unknown_steps(scorecard, results),
     )
-    blockers = fired_blockers(scorecard, results)
     if blockers:
         update = {"state": "blocked", "total": 0.0, "percent": 0.0, "passed": False}
         return base.model_copy(update={**update, "blockers": blockers})

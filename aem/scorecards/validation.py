@@ -3,14 +3,18 @@
 Why every check runs and all violations come back together: whoever fixes a config should
 see everything wrong with it at once, not one refusal per attempt. Each message says what
 would happen to the totals if the config were accepted.
+
+Every check is one pass over the lists (steps are found through the definition's index):
+a pipeline of 20,000 steps validates in well under a second, not in minutes
+(``python -m bench.scorecards.run``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aem.scorecards.config import ScorecardConfig
-from aem.scorecards.definition import PipelineDefinition, Step
+from aem.scorecards.config import MAX_SCALE, ScorecardConfig
+from aem.scorecards.definition import PipelineDefinition, Step, repeated
 
 # The five refusals of the level-2 semantics, and the scale checks that keep a total sane.
 QA_WITHOUT_LEVEL2 = "qa_without_level2"
@@ -69,12 +73,12 @@ def _participation(config: ScorecardConfig, definition: PipelineDefinition) -> l
 
 
 def _duplicates(listed: list[str]) -> Violation | None:
-    repeated = sorted({n for n in listed if listed.count(n) > 1})
-    if not repeated:
+    twice = repeated(listed)
+    if not twice:
         return None
     return Violation(
         DUPLICATE_STEP,
-        f"steps listed more than once: {_names(repeated)}; which weight counts would be a guess",
+        f"steps listed more than once: {_names(twice)}; which weight counts would be a guess",
     )
 
 
@@ -102,7 +106,8 @@ def _weighted_non_scoring(weighted: list[Step]) -> Violation | None:
 
 
 def _unlisted(listed: list[str], definition: PipelineDefinition) -> Violation | None:
-    unlisted = [s.name for s in definition.steps if s.kind.can_score and s.name not in listed]
+    named = set(listed)
+    unlisted = [s.name for s in definition.steps if s.kind.can_score and s.name not in named]
     if not unlisted:
         return None
     return Violation(
@@ -141,6 +146,15 @@ def _scale(config: ScorecardConfig, definition: PipelineDefinition) -> list[Viol
     out: list[Violation] = []
     if derived <= 0:
         out.append(Violation(SCALE, "no participating step can give points: the scale is empty"))
+        return out
+    if derived > MAX_SCALE:
+        out.append(
+            Violation(
+                SCALE,
+                f"the participating steps' maxima times their weights add up to {derived:g} "
+                f"points, above {MAX_SCALE:g}: a total that large is not summed exactly",
+            )
+        )
         return out
     if level2.scale.max is not None and level2.scale.max != derived:
         out.append(

@@ -7,6 +7,9 @@ batches and nothing else; sessions are then assembled by
 same report whichever way they came.
 """
 
+from collections.abc import Mapping
+from urllib.parse import SplitResult
+
 from collectors.backends.base import (
     BackendError,
     SourceWindow,
@@ -14,5 +17,15 @@ from collectors.backends.base import (
     open_source,
     register_scheme,
 )
+
+
+def _open_mlflow(parts: SplitResult, environ: Mapping[str, str]) -> SpanSource:
+    """Imported on first use: ``aem`` starts without loading the MLflow source."""
+    from collectors.backends.mlflow import open_mlflow
+
+    return open_mlflow(parts, environ)
+
+
+register_scheme("mlflow", _open_mlflow)
 
 __all__ = ["BackendError", "SourceWindow", "SpanSource", "open_source", "register_scheme"]

@@ -1,0 +1,2 @@
+"""Validation and totalling time of a scorecard over a long pipeline
+(`python -m bench.scorecards.run`)."""

@@ -1,0 +1,134 @@
+"""MLflow's REST API, spoken with httpx: bounded retries and errors that name the page.
+
+Why REST and not the ``mlflow`` client: the tracking client pulls in the whole MLflow
+stack (pandas, SQLAlchemy, Flask …) whose pins fight AEM's; the few endpoints a span
+source and an assessment sink need are plain JSON. Both the source
+(:mod:`collectors.backends.mlflow`) and the sink (:mod:`aem.sinks.mlflow`) talk through
+this one client, so a slow or failing server is retried and reported the same way.
+
+URLs: ``mlflow://HOST:PORT/…`` is plain HTTP (a local or in-cluster server),
+``mlflow+https://HOST/…`` is HTTPS. Credentials come from the environment, as MLflow's own
+clients read them: ``MLFLOW_TRACKING_TOKEN`` (a bearer token) or
+``MLFLOW_TRACKING_USERNAME`` / ``MLFLOW_TRACKING_PASSWORD`` (basic auth) — never the URL.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import SplitResult, urlsplit
+
+import httpx
+
+from collectors.backends.base import BackendError
+
+TOKEN_ENV = "MLFLOW_TRACKING_TOKEN"
+USERNAME_ENV = "MLFLOW_TRACKING_USERNAME"
+PASSWORD_ENV = "MLFLOW_TRACKING_PASSWORD"
+
+# Answers worth asking again: the server is busy or restarting, not refusing the request.
+_RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+
+
+def base_url(parts: SplitResult, prefix: str = "") -> str:
+    """``http(s)://host:port`` + ``prefix`` from an ``mlflow[+https]://`` URL."""
+    if not parts.hostname:
+        raise BackendError(f"mlflow URL {parts.geturl()!r} has no host: mlflow://HOST:PORT/…")
+    scheme = "https" if parts.scheme.endswith("+https") else "http"
+    host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return f"{scheme}://{netloc}{prefix.rstrip('/')}"
+
+
+def http_base_url(url: str) -> str:
+    """An HTTP(S) base URL from either form a user may write in settings."""
+    parts = urlsplit(url)
+    if parts.scheme.startswith("mlflow"):
+        return base_url(parts, parts.path)
+    return url.rstrip("/")
+
+
+def auth_headers(environ: Mapping[str, str], token: str | None = None) -> dict[str, str]:
+    """The ``Authorization`` header MLflow's clients would send, if any."""
+    token = token or environ.get(TOKEN_ENV)
+    if token:
+        return {"Authorization": f"Bearer {token}"}
+    user, password = environ.get(USERNAME_ENV), environ.get(PASSWORD_ENV)
+    if user and password:
+        pair = base64.b64encode(f"{user}:{password}".encode()).decode()
+        return {"Authorization": f"Basic {pair}"}
+    return {}
+
+
+class MlflowRest:
+    """One MLflow server: JSON requests, each tried ``attempts`` times at most.
+
+    Connection failures, timeouts, 429 and 5xx are retried with a short doubling pause;
+    any other refusal, or an answer that is not a JSON object, raises
+    :class:`BackendError` at once, naming the server and the page.
+    """
+
+    def __init__(
+        self,
+        base: str,
+        headers: Mapping[str, str] | None = None,
+        *,
+        timeout: float = 30.0,
+        attempts: int = 3,
+        pause: float = 0.5,
+    ) -> None:
+        self.base = base.rstrip("/")
+        self.attempts = max(1, attempts)
+        self.pause = pause
+        self._client = httpx.Client(
+            base_url=self.base, headers=dict(headers or {}), timeout=timeout
+        )
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        body: Mapping[str, Any] | None = None,
+        missing_ok: bool = False,
+    ) -> dict[str, Any]:
+        """The JSON object answered; ``{}`` for a 404 when ``missing_ok``."""
+        page = f"{method} {self.base}{path}"
+        problem = ""
+        for attempt in range(self.attempts):
+            if attempt:
+                time.sleep(self.pause * 2 ** (attempt - 1))
+            try:
+                response = self._client.request(method, path, params=params, json=body)
+            except httpx.HTTPError as exc:
+                problem = f"unreachable ({type(exc).__name__}: {exc})"
+                continue
+            if response.status_code in _RETRY_STATUS:
+                problem = f"answered {response.status_code}: {response.text[:200]}"
+                continue
+            if response.status_code == 404 and missing_ok:
+                return {}
+            if response.status_code != 200:
+                raise BackendError(
+                    f"mlflow {page} answered {response.status_code}: {response.text[:300]}"
+                )
+            return _json_object(response, page)
+        raise BackendError(f"mlflow {page} {problem} (after {self.attempts} attempts)")
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _json_object(response: httpx.Response, page: str) -> dict[str, Any]:
+    try:
+        answer = response.json()
+    except ValueError as exc:
+        raise BackendError(
+            f"mlflow {page} answered a malformed page (not JSON: {exc}): {response.text[:200]!r}"
+        ) from exc
+    if not isinstance(answer, dict):
+        raise BackendError(f"mlflow {page} answered a malformed page: {type(answer).__name__}")
+    return answer

@@ -1,0 +1,146 @@
+"""docs/integrations/mlflow.md run end to end against a real MLflow server.
+
+The guide's own blocks are what runs: the ``pip install`` and ``mlflow server`` lines, the
+``mlflow experiments create`` line, the exporter variables, the ``aem.toml`` block, the
+``aem audit --from … --sink …`` line and the Python snippet that reads the verdicts back —
+only the port is swapped for a free one, so an edit of the guide that breaks a step breaks
+this test. The ``aem audit`` line is run through the same parts the command joins (its
+``--from`` URL opened as a span source, the ``[sinks.<name>]`` table as the sink's
+settings), since the command's ``--from`` lands with the backends branch.
+
+Skipped only when MLflow is not installed (``make mlflow`` failed) or does not start.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from aem.sinks.mlflow import LABEL_NAME, MlflowSettings, MlflowSink
+from aem.sinks.records import verdict_items
+from tests.mlflow.auditing import audit_source
+from tests.mlflow.conftest import MLFLOW_START_SECONDS, MLFLOW_VENV
+from tests.serve.conftest import ROOT, SAMPLES, free_port, send, stop_process_group, wait_http
+
+pytestmark = pytest.mark.slow
+
+GUIDE = ROOT / "docs" / "integrations" / "mlflow.md"
+SAMPLE = SAMPLES / "weather_openllmetry.otlp.jsonl"
+
+
+def guide_blocks(port: str) -> list[tuple[str, str]]:
+    """``(language, text)`` of every fenced block of the guide, the port swapped."""
+    text = re.sub(r"\b5000\b", port, GUIDE.read_text())
+    return re.findall(r"```(\w+)\n(.*?)```", text, flags=re.S)
+
+
+def _block(blocks: list[tuple[str, str]], language: str, needle: str) -> str:
+    found = [body for lang, body in blocks if lang == language and needle in body]
+    assert len(found) == 1, f"the guide has no single {language} block with {needle!r}"
+    return found[0]
+
+
+def _without_pythonpath() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
+@pytest.fixture
+def port() -> str:
+    return str(free_port())
+
+
+@pytest.fixture
+def work(tmp_path: Path, port: str) -> Iterator[Path]:
+    """A work directory with the guide's MLflow server running in it."""
+    if not (MLFLOW_VENV / "bin" / "mlflow").exists():
+        pytest.skip(f"MLflow is not installed at {MLFLOW_VENV} (`make mlflow` failed)")
+    blocks = guide_blocks(port)
+    assert "pip install mlflow" in _block(blocks, "sh", "pip install")
+    line = _block(blocks, "sh", "mlflow server").strip()
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / ".venv-mlflow").symlink_to(MLFLOW_VENV)
+    log = tmp_path / "mlflow.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            ["bash", "-c", line],
+            cwd=work,
+            stdout=out,
+            stderr=out,
+            env=_without_pythonpath(),
+            start_new_session=True,
+        )
+    try:
+        if not wait_http(f"http://127.0.0.1:{port}/health", proc, MLFLOW_START_SECONDS):
+            pytest.skip(f"MLflow did not start ({line}):\n{log.read_text()[-1500:]}")
+        assert (work / "mlflow.db").is_file()  # the SQLite store where the guide says
+        yield work
+    finally:
+        stop_process_group(proc)
+
+
+def _run_sh(line: str, work: Path) -> str:
+    done = subprocess.run(
+        ["bash", "-c", line],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=_without_pythonpath(),
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout + done.stderr
+
+
+def test_the_guide_from_traces_in_mlflow_to_verdicts_in_mlflow(
+    work: Path, port: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocks = guide_blocks(port)
+    created = _run_sh(_block(blocks, "sh", "experiments create").strip(), work)
+    assert "with id 1" in created, created
+
+    exports = dict(
+        re.findall(r"^export (\w+)=(\S+)$", _block(blocks, "sh", "OTEL_EXPORTER"), flags=re.M)
+    )
+    assert exports["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"] == "http/protobuf"
+    for name, value in exports.items():
+        monkeypatch.setenv(name, value)
+    sent = send("http", exports["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"], [SAMPLE])
+    assert sent["returncode"] == 0 and sent["failed"] == 0, sent
+
+    config = tomllib.loads(_block(blocks, "toml", "[sinks.mlflow]"))
+    (work / "aem.toml").write_text(_block(blocks, "toml", "[sinks.mlflow]"))
+    args = shlex.split(_block(blocks, "sh", "aem audit").strip())
+    assert args[:2] == ["aem", "audit"]
+    option = dict(zip(args[2::2], args[3::2], strict=True))
+    assert (work / option["--config"]).is_file()
+    table = config["sinks"][option["--sink"]]
+    sink = MlflowSink.from_settings(MlflowSettings.model_validate(table))
+    report = audit_source(option["--from"])
+    items = [i for s in report.sessions for i in verdict_items(s, completed_at=0.0)]
+    assert items, "the sample gives verdicts"
+    try:
+        assert sink.deliver(items) == [i.key for i in items]
+    finally:
+        sink.close()
+
+    snippet = _block(blocks, "python", "a.source.source_id")
+    (work / "read.py").write_text(snippet)
+    printed = _run_sh(".venv-mlflow/bin/python read.py", work)
+    rows = {tuple(line.split("\t")[:3]) for line in printed.splitlines() if "\t" in line}
+    expected = {
+        (
+            i.payload["name"] if i.kind == "metric" else LABEL_NAME,
+            i.payload["span_id"],
+            i.payload["outcome"] if i.kind == "metric" else i.payload["label"],
+        )
+        for i in items
+    }
+    assert rows == expected
