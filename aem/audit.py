@@ -14,7 +14,7 @@ so the command line can say so (and exit 2 under ``--strict``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from aem.cases import Case
@@ -23,6 +23,7 @@ from aem.evaluate import Evaluator, build_report
 from aem.metrics.registry import ResolvedMetrics, resolve
 from aem.model import AuditReport, ClosedSession, InputIssue, SessionReport
 from aem.settings import AemConfig
+from collectors.backends import SourceWindow, SpanSource
 from collectors.readers import DEFAULT_MAX_RECORD_BYTES
 from collectors.reading import SessionReading
 
@@ -86,8 +87,16 @@ def audit_paths(
     on_closed: Callable[[ClosedSession], None] | None = None,
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
     workers: int = 1,
+    sources: Sequence[SpanSource] = (),
+    window: SourceWindow | None = None,
+    select: Callable[[ClosedSession], bool] | None = None,
 ) -> AuditReport:
     """Read every trace file under ``paths``, evaluate every session, rank root causes.
+
+    ``sources`` (backends opened by :func:`collectors.backends.open_source`) are read
+    instead of files when given, their spans restricted to ``window``; ``select`` keeps
+    only the closed sessions it accepts (an incremental audit skips the ones it has
+    already evaluated unchanged).
 
     ``on_closed`` sees each session's spans as it closes (scorecards total pipeline steps
     from them) without the audit holding on to spans it has evaluated. A record above
@@ -108,9 +117,10 @@ def audit_paths(
         max_record_bytes=max_record_bytes,
         on_file_start=progress.on_file_start,
     )
-    submit = _submitter(engine, outcomes, on_closed)
+    submit = _submitter(engine, outcomes, on_closed, select)
+    groups = reading.sources(sources, window or SourceWindow()) if sources else reading.files(paths)
     try:
-        for sessions in reading.files(paths):
+        for sessions in groups:
             submit(sessions)
         engine.finish()
     finally:
@@ -138,10 +148,13 @@ def _submitter(
     engine: SessionEngine,
     outcomes: Outcomes,
     on_closed: Callable[[ClosedSession], None] | None,
+    select: Callable[[ClosedSession], bool] | None = None,
 ) -> Callable[[list[ClosedSession]], None]:
     """What the reader calls with each group of closed sessions."""
 
     def submit(sessions: list[ClosedSession]) -> None:
+        if select is not None:
+            sessions = [s for s in sessions if select(s)]
         if not sessions:
             return
         if on_closed is not None:

@@ -27,8 +27,9 @@ from collectors.limits import (
     DEFAULT_MAX_SESSION_TURNS,
 )
 
-# Tables of the same TOML file that another command reads and validates (``aem serve``).
-OTHER_COMMANDS_TABLES = frozenset({"serve"})
+# Tables of the same TOML file that another command reads and validates (``aem serve``;
+# ``[sinks]`` for ``aem audit --sink``).
+OTHER_COMMANDS_TABLES = frozenset({"serve", "sinks"})
 
 
 class MetricsSettings(BaseModel):

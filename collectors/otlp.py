@@ -35,10 +35,29 @@ class DecodeError(ValueError):
     """A record that cannot be decoded at all (not JSON, not OTLP)."""
 
 
+class Base64IdError(DecodeError):
+    """Ids written as base64 (protobuf's JSON mapping for ``bytes``) instead of hex."""
+
+
+def _is_base64_of(value: str, size: int) -> bool:
+    """``value`` is the standard base64 of exactly ``size`` bytes."""
+    try:
+        return len(base64.b64decode(value, validate=True)) == size
+    except (binascii.Error, ValueError):
+        return False
+
+
 def _hex_id(value: Any, length: int, what: str) -> str:
     if not isinstance(value, str):
         raise DecodeError(f"{what} must be a hex string, got {type(value).__name__}")
     if len(value) != length or not _HEX.issuperset(value):
+        if _is_base64_of(value, length // 2):
+            raise Base64IdError(
+                f"{what} {value!r} is base64, not hex: protobuf's MessageToJson writes ids "
+                "as base64, OTLP/JSON needs them as hex. Record with "
+                "aem.export.otlp_json.OtlpJsonFileExporter (or the Collector's file "
+                "exporter), or convert each id with base64.b64decode(id).hex()"
+            )
         raise DecodeError(f"{what} {value!r} is not {length} hex characters")
     if value == "0" * length:
         raise DecodeError(f"{what} is all zeros (invalid per OTLP)")
@@ -385,7 +404,7 @@ def _decode_scope_spans(
             span_id = raw.get("spanId")
             issues.append(
                 _issue(
-                    "bad_span",
+                    "base64_ids" if isinstance(exc, Base64IdError) else "bad_span",
                     f"span skipped: {where}.spans[{index}].{exc}",
                     origin,
                     span_id=span_id if isinstance(span_id, str) else None,

@@ -20,6 +20,7 @@ from typing import Protocol
 
 from aem.model import ClosedSession, InputIssue, SpanRecord
 from collectors.assembler import SessionAssembler
+from collectors.backends.base import SourceWindow, SpanSource
 from collectors.readers import DEFAULT_MAX_RECORD_BYTES, find_trace_files, read_batches
 
 # Closing sessions costs a pass over the open ones: do it every so many spans.
@@ -76,6 +77,19 @@ class SessionReading:
             for batch in read_batches(path, max_record_bytes=self.max_record_bytes):
                 self.issues.extend(batch.issues)
                 yield from self.spans(batch.spans)
+        yield self.drain()
+
+    def sources(
+        self, sources: Iterable[SpanSource], window: SourceWindow
+    ) -> Iterator[list[ClosedSession]]:
+        """Every page of every backend source, in order, then the sessions still open.
+
+        The same clock and the same checks as :meth:`files`: a page is to a backend what
+        a batch of records is to a file, so the same spans close the same sessions.
+        """
+        for source in sources:
+            for batch in source.batches(window, self.issues):
+                yield from self.spans(batch)
         yield self.drain()
 
     def spans(self, spans: Iterable[SpanRecord]) -> Iterator[list[ClosedSession]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -22,6 +22,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from aem.audit import DEFAULT_MAX_RECORD_BYTES, AuditProgress, audit_paths, skipped_input
 from aem.cases import Case, CasesError, load_cases
 from aem.cli.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_ROOT_CAUSES, err_console, fail
+from aem.cli.pull import (
+    BackendError,
+    FromOption,
+    Pull,
+    SinceOption,
+    SinkOption,
+    UntilOption,
+    configured_sinks,
+    open_pull,
+)
 from aem.config import load_resolved
 from aem.engines import EngineError
 from aem.engines.commands import (
@@ -32,6 +42,7 @@ from aem.engines.commands import (
     audit_on_ray,
     local_workers,
 )
+from aem.evaluate import build_report
 from aem.gates import apply_gates, gate_exit_code, parse_gates
 from aem.metrics.registry import ResolvedMetrics
 from aem.model import AuditReport, ClosedSession
@@ -48,14 +59,19 @@ from aem.scorecards.commands import (
     report_with_totals,
 )
 from aem.scorecards.post_hoc import SessionScorer
+from aem.sinks.base import DeliveryError, Sink
+from aem.sinks.delivery import close_all, deliver_reports
+from aem.store import StoreError
 from aem.terminaltext import escape_controls
 
 MaxRecordBytesOption = Annotated[
     int, typer.Option(min=1024, help="a longer record (line, document) is reported and skipped")
 ]
 PathsArgument = Annotated[
-    list[str],
-    typer.Argument(help="trace files, directories, or - for stdin", metavar="PATH"),
+    list[str] | None,
+    typer.Argument(
+        help="trace files, directories, or - for stdin (none with --from)", metavar="PATH"
+    ),
 ]
 CasesOption = Annotated[Path | None, typer.Option(help="cases file (JSONL or YAML)")]
 ConfigOption = Annotated[Path | None, typer.Option(help="configuration file (TOML)")]
@@ -108,7 +124,7 @@ GateOption = Annotated[
 
 
 def audit(
-    paths: PathsArgument,
+    paths: PathsArgument = None,
     cases: CasesOption = None,
     config: ConfigOption = None,
     set_: SetOption = None,
@@ -127,8 +143,12 @@ def audit(
     engine: EngineOption = Engine.LOCAL,
     sessions_dir: SessionsDirOption = None,
     strict: StrictOption = False,
+    from_: FromOption = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
+    sink: SinkOption = None,
 ) -> None:
-    """Evaluate every session in OTLP trace files; print turns, labels and root causes.
+    """Evaluate every session in trace files or a backend (--from): turns, labels, causes.
 
     A table per session (beyond 10 sessions, the first 10 with a root cause: --all for
     all), a line per failed turn, a legend, the ranking, a summary; piped: 120+ columns.
@@ -136,15 +156,14 @@ def audit(
     Exit code 0: no root causes; 1: root causes found; 2: bad input or configuration,
     or, with --strict, any input skipped (skipped input is always reported on stderr).
     """
-    missing = [p for p in paths if p != "-" and not Path(p).exists()]
-    if missing:
-        fail(f"no such file or directory: {', '.join(missing)}")
+    paths = _inputs(paths or [], from_ or [], engine)
     resolved, case_map = _settings(config, set_, taxonomy, cases)
     try:
         scorer = audit_scorer(scorecard, store) if scorecard else None
         gates = parse_gates(gate or [], resolved)
     except (CasesError, ValueError, OSError) as exc:
         fail(exc)
+    pull, sinks = _pull_and_sinks(from_ or [], since, until, store, sink or [], config, json_)
     report = _run_audit(
         engine,
         workers,
@@ -155,16 +174,94 @@ def audit(
         config=resolved,
         on_closed=scorer,
         max_record_bytes=max_record_bytes,
+        **pull.audit_options(),
     )
     add_scorecard_issues(report, scorer)
+    _deliver(report, sinks, pull)
     apply_gates(report, gates, case_map)
     _write_files(report, out, html)
+    _show(report, scorer, json_=json_, tables=not summary, every_session=all_)
+    code = gate_exit_code(report) if gates else exit_code(report)
+    raise typer.Exit(skipped_exit_code(report, strict, code))
+
+
+def _show(
+    report: AuditReport,
+    scorer: SessionScorer | None,
+    *,
+    json_: bool,
+    tables: bool,
+    every_session: bool,
+) -> None:
+    """The report on stdout: JSON, or the terminal view with totals and gates."""
     if json_:
         sys.stdout.write(report_with_totals(report.model_dump_json(indent=2), scorer) + "\n")
     else:
-        _print_view(report, scorer, tables=not summary, every_session=all_)
-    code = gate_exit_code(report) if gates else exit_code(report)
-    raise typer.Exit(skipped_exit_code(report, strict, code))
+        _print_view(report, scorer, tables=tables, every_session=every_session)
+
+
+def _pull_and_sinks(
+    urls: list[str],
+    since: str | None,
+    until: str | None,
+    store: Path | None,
+    sinks: list[str],
+    config: Path | None,
+    json_: bool,
+) -> tuple[Pull, list[Sink]]:
+    """The ``--from`` sources (planned, with ``--since last``) and the ``--sink`` sinks;
+    exit 2 naming what cannot be opened, exit 0 when ``--since last`` finds nothing new."""
+    try:
+        built = configured_sinks(sinks, config) if sinks else []
+        pull = open_pull(urls, since, until, store)
+    except (ValueError, OSError, BackendError, StoreError) as exc:
+        fail(exc)
+    if pull.nothing_new():
+        close_all(built)
+        _say_nothing_new(pull, json_)
+    return pull, built
+
+
+def _say_nothing_new(pull: Pull, json_: bool) -> NoReturn:
+    """``--since last`` with no span since the previous run: say so, exit 0 (an empty
+    report with ``--json``, so a script reads the same shape every time)."""
+    err_console().print(
+        f"{pull.sources[0].name}: no new spans since the last run; nothing to evaluate"
+    )
+    if json_:
+        sys.stdout.write(build_report([]).model_dump_json(indent=2) + "\n")
+    raise typer.Exit(EXIT_OK)
+
+
+def _inputs(paths: list[str], urls: list[str], engine: Engine) -> list[str]:
+    """The files to read, checked: they exist, or there are none and --from names a backend."""
+    if paths and urls:
+        fail("give trace files or --from URL, not both")
+    if not paths and not urls:
+        fail("no input: give trace files (PATH …) or --from URL")
+    if urls and engine is not Engine.LOCAL:
+        fail("--from reads with --engine local")
+    missing = [p for p in paths if p != "-" and not Path(p).exists()]
+    if missing:
+        fail(f"no such file or directory: {', '.join(missing)}")
+    return paths
+
+
+def _deliver(report: AuditReport, sinks: list[Sink], pull: Pull) -> None:
+    """The verdicts through every ``--sink`` (a sink that refuses fails the command), then
+    the ``--since last`` ledger: it moves only once every sink took the verdicts."""
+    if not sinks:
+        pull.record(report)
+        return
+    try:
+        delivered = deliver_reports(report.sessions, sinks)
+    except DeliveryError as exc:
+        fail(exc)
+    finally:
+        close_all(sinks)
+    for name, count in delivered.items():
+        err_console().print(f"sink {name}: {count} verdict item(s) delivered")
+    pull.record(report)
 
 
 def _settings(
@@ -243,7 +340,12 @@ def _run_audit(
     if engine is Engine.LOCAL and sessions_dir is not None:
         fail("--sessions-dir needs --engine ray (the JSON report, --out, holds every session)")
     if engine is Engine.LOCAL:
-        return _read_with_progress(paths, show_progress, workers=local_workers(workers), **options)
+        try:
+            return _read_with_progress(
+                paths, show_progress, workers=local_workers(workers), **options
+            )
+        except BackendError as exc:  # a backend that failed mid-way: nothing was delivered
+            fail(exc)
     if isinstance(options.get("config"), ResolvedMetrics):
         options["config"] = options["config"].config  # Ray's actors resolve their own
     try:

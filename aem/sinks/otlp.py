@@ -9,12 +9,15 @@ exporters synchronously.
 What goes out (the GenAI semantic conventions' evaluation event, plus AEM's own span):
 
 * per metric result, a LogRecord with ``event_name="gen_ai.evaluation.result"`` carrying the
-  evaluated span's trace id and span id, and ``gen_ai.evaluation.{name,score.value,
-  score.label,explanation}``;
-* per turn, an ``evaluate {turn}`` span in the evaluated span's trace, parented to it and
-  linked to it, with ``aem.label``, ``aem.inherited_from``, ``aem.root_cause.span_id`` and
-  ``aem.failed_metrics``. Its span id is derived from the idempotency key, so a re-sent
-  span has the same id and a backend can de-duplicate it.
+  evaluated span's trace id and span id — parented to the span it judges, as the GenAI
+  conventions ask ("SHOULD be parented to the GenAI operation span being evaluated") —
+  and ``gen_ai.evaluation.{name,score.value,score.label,explanation}``;
+* per turn, an ``evaluate {turn}`` span in a trace of its own, linked to the span it judges
+  (``aem.link = evaluated_span``), with ``aem.label``, ``aem.inherited_from``,
+  ``aem.root_cause.span_id`` and ``aem.failed_metrics``. Not in the agent's trace: a span
+  added there after the fact would stretch the trace's duration and change its tree in
+  every backend. Its trace and span ids are derived from the idempotency key, so a re-sent
+  span has the same ids and a backend can de-duplicate it.
 """
 
 from __future__ import annotations
@@ -46,6 +49,14 @@ SCOPE = InstrumentationScope("aem.serve", "0.1.0")
 
 def _span_id_from_key(key: str) -> int:
     value = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big")
+    return value or 1
+
+
+def _trace_id_from_key(key: str) -> int:
+    """The evaluation span's own trace: stable per item, so a re-sent span is the same."""
+    value = int.from_bytes(
+        hashlib.sha256(b"aem.evaluation\x1f" + key.encode()).digest()[:16], "big"
+    )
     return value or 1
 
 
@@ -88,6 +99,7 @@ def span_attributes(payload: Mapping[str, Any], key: str) -> dict[str, Any]:
         "aem.turn.id": payload["turn_id"],
         "aem.turn.kind": payload["turn_kind"],
         "aem.evaluated_span_id": payload["span_id"],
+        "aem.evaluated_trace_id": payload["trace_id"],  # for backends that drop links
         "aem.failed_metrics": list(payload.get("failed_metrics") or []),
         "aem.inherited_from": list(payload.get("inherited_from") or []),
         "aem.idempotency_key": key,
@@ -184,7 +196,7 @@ class OtlpSink:
         p = item.payload
         evaluated = _context(p["trace_id"], p["span_id"])
         own = SpanContext(
-            trace_id=evaluated.trace_id,
+            trace_id=_trace_id_from_key(item.key),
             span_id=_span_id_from_key(item.key),
             is_remote=False,
             trace_flags=TraceFlags(TraceFlags.SAMPLED),
@@ -193,7 +205,7 @@ class OtlpSink:
         return ReadableSpan(
             name=f"evaluate {p.get('turn_name') or p['turn_id']}",
             context=own,
-            parent=evaluated,
+            parent=None,  # a trace of its own: the agent's trace keeps its shape and duration
             resource=self._resource,
             attributes=span_attributes(p, item.key),
             links=[Link(evaluated, {"aem.link": "evaluated_span"})],

@@ -3,7 +3,10 @@
 Why a separate sink: Phoenix ignores OTLP logs (405 on ``/v1/logs``) and drops span links,
 so neither the evaluation event nor the evaluation span shows up as an annotation there
 (checked against a live Phoenix). ``POST /v1/span_annotations?sync=true`` upserts on
-``(name, span_id, identifier)``, which makes a retried batch harmless.
+``(name, span_id, identifier)``, which makes a retried batch (or a re-run) replace AEM's own
+annotations and leave everyone else's. When several turns share their span (a model call
+whose text and tool calls are all turns), each turn's annotations get the identifier
+``<identifier>:<turn id>``, so no turn's verdict overwrites another's.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ def annotation(item: OutboxItem, identifier: str) -> dict[str, Any]:
         if p["label"] == "prior_action_failed":
             explanation += f"; inherited from span(s) {roots}"
         result = {"label": p["label"], "explanation": explanation}
+    if p.get("span_turns", 1) > 1:  # several turns on one span: one annotation per turn
+        identifier = f"{identifier}{TURN_IDENTIFIER_SEPARATOR}{p['turn_id']}"
     return {
         "span_id": p["span_id"],
         "name": name,
@@ -52,6 +57,8 @@ def annotation(item: OutboxItem, identifier: str) -> dict[str, Any]:
 
 # The annotations' identifier (their upsert key), with settings or without.
 IDENTIFIER = "aem"
+# On a span that several turns share, each turn's annotations are ``aem:<turn id>``.
+TURN_IDENTIFIER_SEPARATOR = ":"
 
 
 class PhoenixSettings(SinkSettings):

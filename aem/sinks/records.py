@@ -8,10 +8,11 @@ the verdict is the report's, this module only copies fields.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from aem.model import SessionReport
+from aem.model import SessionReport, TurnVerdict
 
 ItemKind = Literal["metric", "turn"]
 
@@ -41,9 +42,13 @@ def verdict_items(report: SessionReport, *, completed_at: float) -> list[OutboxI
     """Every metric result and every turn label of a report, keyed for exactly-once delivery.
 
     ``completed_at`` (wall clock) is when the session was found complete; sinks may pass it
-    on so the delay from completion to delivery can be measured.
+    on so the delay from completion to delivery can be measured. ``span_turns`` counts the
+    turns on the item's span: a model span whose text and tool calls are all turns (no tool
+    span of their own) is each one's span, and a sink keyed on the span alone would keep
+    only the last turn's verdict.
     """
     first_span = {t.turn_id: (t.span_ids[0] if t.span_ids else "") for t in report.turns}
+    turns_on_span = Counter(first_span.values())
     common = {
         "session_id": report.session_id,
         "session_key": report.session_key,
@@ -63,22 +68,9 @@ def verdict_items(report: SessionReport, *, completed_at: float) -> list[OutboxI
             "turn_kind": str(turn.kind),
             "trace_id": turn.trace_id,
             "span_id": span_id,
+            "span_turns": turns_on_span[span_id],
         }
-        for metric in turn.metrics:
-            items.append(
-                OutboxItem(
-                    key=item_key(report.session_id, turn.turn_id, metric.name),
-                    kind="metric",
-                    payload={
-                        **where,
-                        "name": metric.name,
-                        "outcome": str(metric.outcome),
-                        "score": metric.score,
-                        "threshold": metric.threshold,
-                        "explanation": metric.explanation,
-                    },
-                )
-            )
+        items += _metric_items(report.session_id, turn, where)
         root_spans = [first_span.get(t, "") for t in turn.inherited_from]
         if str(turn.label) == "root_cause":
             root_spans = [span_id]
@@ -96,3 +88,22 @@ def verdict_items(report: SessionReport, *, completed_at: float) -> list[OutboxI
             )
         )
     return items
+
+
+def _metric_items(session_id: str, turn: TurnVerdict, where: dict[str, Any]) -> list[OutboxItem]:
+    """One item per metric result of ``turn``; ``where`` locates the turn."""
+    return [
+        OutboxItem(
+            key=item_key(session_id, turn.turn_id, metric.name),
+            kind="metric",
+            payload={
+                **where,
+                "name": metric.name,
+                "outcome": str(metric.outcome),
+                "score": metric.score,
+                "threshold": metric.threshold,
+                "explanation": metric.explanation,
+            },
+        )
+        for metric in turn.metrics
+    ]

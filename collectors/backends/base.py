@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from importlib import import_module
 from typing import Protocol
 from urllib.parse import SplitResult, urlsplit
 
@@ -46,6 +47,12 @@ Opener = Callable[[SplitResult, Mapping[str, str]], SpanSource]
 
 _OPENERS: dict[str, Opener] = {}
 
+# The backends AEM ships, imported when their scheme is first asked for: a file audit never
+# loads an HTTP client, and adding a backend is one line here (its module registers itself).
+BUILT_IN_SCHEMES = {
+    "phoenix": "collectors.backends.phoenix",
+}
+
 
 def register_scheme(scheme: str, opener: Opener) -> None:
     """Make ``scheme://`` (and ``scheme+https://``) URLs open with ``opener``."""
@@ -56,9 +63,11 @@ def open_source(url: str, environ: Mapping[str, str]) -> SpanSource:
     """The source for ``url``; ``environ`` supplies tokens (never the URL itself)."""
     parts = urlsplit(url)
     scheme = parts.scheme.split("+", 1)[0]
+    if scheme not in _OPENERS and scheme in BUILT_IN_SCHEMES:
+        import_module(BUILT_IN_SCHEMES[scheme])
     opener = _OPENERS.get(scheme)
     if opener is None:
-        known = ", ".join(sorted(_OPENERS)) or "none"
+        known = ", ".join(sorted({*_OPENERS, *BUILT_IN_SCHEMES})) or "none"
         raise BackendError(
             f"unknown trace source {url!r}: expected one of {known}://HOST:PORT/NAME"
         )

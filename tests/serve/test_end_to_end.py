@@ -74,9 +74,11 @@ def test_exporters_to_serve_to_downstream(serve_factory) -> None:
         assert len(received.spans) == len(turn_keys)
         for span in received.spans:
             evaluated = span["attributes"]["aem.evaluated_span_id"]
-            assert span["parent_span_id"] == evaluated
-            assert span["trace_id"] == traces[evaluated]
-            assert span["links"] == [(span["trace_id"], evaluated)]
+            # A trace of its own, linked to the span it judges: the agent's trace is untouched.
+            assert span["parent_span_id"] == ""
+            assert span["trace_id"] != traces[evaluated]
+            assert span["links"] == [(traces[evaluated], evaluated)]
+            assert span["attributes"]["aem.evaluated_trace_id"] == traces[evaluated]
             session = span["attributes"]["aem.session.id"]
             assert span["attributes"]["aem.label"] == expected[(session, evaluated, "aem.label")][0]
             if span["attributes"]["aem.label"] == "prior_action_failed":

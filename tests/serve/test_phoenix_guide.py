@@ -20,7 +20,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import time
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,9 +29,8 @@ import httpx
 import pytest
 
 from tests.conftest import run_audit
+from tests.phoenix_kit import stop, wait_for, wait_http
 from tests.serve.conftest import ROOT, SAMPLES, free_port, send
-from tests.serve.conftest import stop_process_group as _stop
-from tests.serve.conftest import wait_http as _wait_http
 
 pytestmark = pytest.mark.slow
 
@@ -86,12 +84,12 @@ def phoenix(tmp_path: Path, ports: dict[str, str]) -> Iterator[str]:
         )
     try:
         base = f"http://127.0.0.1:{ports['6006']}"
-        if not _wait_http(f"{base}/healthz", proc, PHOENIX_START_SECONDS):
+        if not wait_http(f"{base}/healthz", proc, PHOENIX_START_SECONDS):
             pytest.skip(f"Phoenix did not start ({line}):\n{_tail(log)}")
         assert (work / "phoenix-data").is_dir()  # PHOENIX_WORKING_DIR as the guide sets it
         yield base
     finally:
-        _stop(proc)
+        stop(proc)
 
 
 @pytest.fixture
@@ -124,11 +122,11 @@ def aem_serve(tmp_path: Path, ports: dict[str, str], phoenix: str) -> Iterator[P
         )
     try:
         ready = f"http://127.0.0.1:{ports['4320']}/readyz"
-        assert _wait_http(ready, proc, 240), f"aem serve did not start:\n{_tail(log)}"
+        assert wait_http(ready, proc, 240), f"aem serve did not start:\n{_tail(log)}"
         assert (tmp_path / "data" / "aem" / "serve-spool.sqlite").exists()
         yield log
     finally:
-        _stop(proc)
+        stop(proc)
 
 
 def _get(url: str, **params: Any) -> list[dict[str, Any]]:
@@ -136,15 +134,6 @@ def _get(url: str, **params: Any) -> list[dict[str, Any]]:
     response.raise_for_status()
     data: list[dict[str, Any]] = response.json()["data"]
     return data
-
-
-def _wait_for(fetch: Any, done: Any, seconds: float) -> Any:
-    deadline = time.monotonic() + seconds
-    value = fetch()
-    while not done(value) and time.monotonic() < deadline:
-        time.sleep(1)
-        value = fetch()
-    return value
 
 
 def test_the_phoenix_guide_end_to_end(
@@ -169,7 +158,7 @@ def test_the_phoenix_guide_end_to_end(
     # Phoenix holds the agent's spans …
     spans_url = f"{phoenix}/v1/projects/default/spans"
     agent_ids = {s for ids in (t["span_ids"] for t in session["turns"]) for s in ids}
-    spans = _wait_for(
+    spans = wait_for(
         lambda: _get(spans_url, limit=1000),
         lambda got: agent_ids <= {s["context"]["span_id"] for s in got},
         60,
@@ -186,7 +175,7 @@ def test_the_phoenix_guide_end_to_end(
     def labelled(got: list[dict[str, Any]]) -> bool:
         return {a["span_id"] for a in got if a["name"] == "aem.label"} == set(wanted)
 
-    annotations = _wait_for(fetch, labelled, 120)
+    annotations = wait_for(fetch, labelled, 120)
     assert labelled(annotations), f"annotations: {annotations}\n{_tail(aem_serve)}"
     by_key = {(a["span_id"], a["name"]): a for a in annotations}
     assert all(a["identifier"] == "aem" and a["annotator_kind"] == "CODE" for a in annotations)
@@ -200,15 +189,22 @@ def test_the_phoenix_guide_end_to_end(
             for metric in turns[0]["metrics"]:
                 assert by_key[(span_id, metric["name"])]["result"]["label"] == metric["outcome"]
 
-    # … and AEM's evaluation spans (OTLP sink, spans only), each under the span it judges.
+    # … and AEM's evaluation spans (OTLP sink, spans only), each in a trace of its own that
+    # names the span it judges (Phoenix drops span links, so the attributes say it).
     def evaluations(got: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-        return {s["parent_id"]: s for s in got if s["name"].startswith("evaluate ")}
+        return {
+            s["attributes"]["aem.evaluated_span_id"]: s
+            for s in got
+            if s["name"].startswith("evaluate ")
+        }
 
-    spans = _wait_for(
+    spans = wait_for(
         lambda: _get(spans_url, limit=1000), lambda got: set(wanted) <= set(evaluations(got)), 60
     )
     found = evaluations(spans)
     assert set(wanted) <= set(found), sorted(found)
-    assert found[root_span]["context"]["trace_id"] == session["trace_ids"][0]
+    assert found[root_span]["attributes"]["aem.evaluated_trace_id"] == session["trace_ids"][0]
+    assert found[root_span]["context"]["trace_id"] != session["trace_ids"][0]
+    assert found[root_span]["parent_id"] is None
     # Spans only: AEM never tried to export logs (Phoenix would refuse them, forever).
     assert "/v1/logs" not in _tail(tmp_path / "phoenix.log", 10_000_000)

@@ -122,7 +122,7 @@ def _assert_emitted_on_root(serve: Any, downstream: Downstream, conv: str, root:
     assert (otlp_event["trace_id"], otlp_event["span_id"]) == root
     assert otlp_event["attributes"]["gen_ai.evaluation.name"] == "aem.scorecard"
     assert otlp_event["attributes"]["gen_ai.evaluation.score.value"] == 38
-    assert (otlp_span["trace_id"], otlp_span["parent_span_id"]) == root
+    assert otlp_span["parent_span_id"] == "" and otlp_span["links"] == [root]
 
 
 def test_pending_then_complete_as_the_second_step_arrives_then_a_rescore(live) -> None:

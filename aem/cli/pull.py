@@ -1,0 +1,140 @@
+"""``aem audit --from URL [--since ISO|last] [--until ISO] [--sink NAME]``: the plumbing.
+
+Why a module apart from :mod:`aem.cli.audit`: the audit command reads files; this module
+adds what reading a backend needs around it — opening the sources, the time window, the
+incremental ledger (``--since last``, :mod:`aem.pulls`) and delivering the verdicts
+through sinks (:mod:`aem.sinks.delivery`). A new backend plugs in below, in
+``collectors.backends``, and needs nothing here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from aem.model import AuditReport
+from aem.pulls import PullLedger, PullPlan
+from aem.settings import read_toml
+from aem.sinks.base import Sink
+from aem.store import Store, default_store_path
+from collectors.backends import BackendError, SourceWindow, SpanSource, open_source
+
+FromOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--from",
+        metavar="URL",
+        help="read spans from a tracing backend instead of files, e.g. "
+        "phoenix://127.0.0.1:6006/default (repeatable)",
+    ),
+]
+SinceOption = Annotated[
+    str | None,
+    typer.Option(
+        help="with --from: spans that started at or after this ISO-8601 time; 'last': only "
+        "sessions new or changed since the previous --since last run (kept in --store)"
+    ),
+]
+UntilOption = Annotated[
+    str | None, typer.Option(help="with --from: spans that started before this ISO-8601 time")
+]
+SinkOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--sink",
+        metavar="NAME",
+        help="also deliver the verdicts through this sink, configured by [sinks.NAME] of "
+        "--config (repeatable)",
+    ),
+]
+
+SINCE_LAST = "last"
+
+
+def unix_nano(text: str, option: str) -> int:
+    """An ISO-8601 time (no offset = UTC) as Unix nanoseconds; ValueError naming the option."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise ValueError(f"{option} {text!r} is not an ISO-8601 time (or 'last')") from exc
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    seconds = int(moment.replace(microsecond=0).timestamp())
+    return seconds * 1_000_000_000 + moment.microsecond * 1_000
+
+
+@dataclass
+class Pull:
+    """The backend side of one audit: sources, window, and the ledger when incremental."""
+
+    sources: list[SpanSource]
+    window: SourceWindow
+    ledger: PullLedger | None = None
+    plans: list[PullPlan] = field(default_factory=list)
+
+    def audit_options(self) -> dict[str, Any]:
+        """What :func:`aem.audit.audit_paths` takes to read these sources."""
+        if not self.plans:
+            return {"sources": self.sources, "window": self.window}
+        [plan] = self.plans  # one source per incremental run (checked in open_pull)
+        return {"sources": self.sources, "window": plan.window, "select": plan.select}
+
+    def nothing_new(self) -> bool:
+        return bool(self.plans) and all(p.news == 0 for p in self.plans)
+
+    def record(self, report: AuditReport) -> None:
+        """The incremental ledger, once the run and its sinks succeeded."""
+        if self.ledger is None:
+            return
+        causes = {s.session_id: len(s.root_causes) for s in report.sessions}
+        for plan in self.plans:
+            self.ledger.record(plan, causes)
+
+
+def open_pull(
+    urls: Sequence[str], since: str | None, until: str | None, store: Path | None
+) -> Pull:
+    """Open every ``--from`` source; with ``--since last``, plan the incremental read.
+
+    Raises ValueError (bad option) or BackendError (a source that cannot be read).
+    """
+    if (since or until) and not urls:
+        raise ValueError("--since and --until need --from URL (files are read whole)")
+    sources = [open_source(url, os.environ) for url in urls]
+    until_ns = unix_nano(until, "--until") if until else None
+    if since != SINCE_LAST:
+        since_ns = unix_nano(since, "--since") if since else None
+        return Pull(sources, SourceWindow(since_ns, until_ns))
+    if len(sources) != 1:
+        raise ValueError("--since last reads one --from source at a time")
+    ledger = PullLedger(Store(store or default_store_path()))
+    plans = [ledger.plan(sources[0], until_ns)]
+    return Pull(sources, SourceWindow(None, until_ns), ledger, plans)
+
+
+def configured_sinks(names: Sequence[str], config: Path | None) -> list[Sink]:
+    """The ``--sink`` sinks from ``[sinks.<name>]`` of the configuration file."""
+    from aem.sinks.delivery import audit_sinks
+
+    tables = read_toml(config).get("sinks", {}) if config is not None else {}
+    if not isinstance(tables, dict):
+        raise ValueError("[sinks] must be a table of [sinks.<name>] tables")
+    return audit_sinks(names, tables)
+
+
+__all__ = [
+    "BackendError",
+    "FromOption",
+    "Pull",
+    "SinceOption",
+    "SinkOption",
+    "UntilOption",
+    "configured_sinks",
+    "open_pull",
+]

@@ -1,0 +1,89 @@
+"""One audit's verdicts through sinks, synchronously: ``aem audit … --sink NAME``.
+
+Why not the outbox ``aem serve`` uses: an audit is one run that ends; its verdicts either
+all reach the sink or the command fails and says which sink refused what. Items go in
+chunks with a bounded number of retries (a sink returns the keys it accepted, so a retry
+sends only the rest), and every sink AEM ships is idempotent on the items' keys, so a
+re-run after a failure, or after the traces changed, replaces what the first one wrote.
+
+Settings come from ``[sinks.<name>]`` of the configuration file, the same fields as
+``[serve.sinks.<name>]``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from aem.model import SessionReport
+from aem.sinks.base import DeliveryError, Sink
+from aem.sinks.records import OutboxItem, verdict_items
+from aem.sinks.registry import build_sinks, sink_types, validate_sink_settings
+
+CHUNK_ITEMS = 500
+ATTEMPTS = 3
+RETRY_BASE_SECONDS = 0.5
+
+
+def audit_sinks(names: Sequence[str], tables: Mapping[str, Any]) -> list[Sink]:
+    """The sinks ``--sink`` names, each configured by its ``[sinks.<name>]`` table."""
+    known = sink_types()
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(
+            f"--sink {', '.join(unknown)}: unknown sink; known sinks: {', '.join(sorted(known))}"
+        )
+    missing = [n for n in names if n not in tables]
+    if missing:
+        raise ValueError(
+            f"--sink {', '.join(missing)}: no [sinks.{missing[0]}] table in the configuration "
+            "file (--config), with the same fields as [serve.sinks.<name>]"
+        )
+    try:
+        settings = validate_sink_settings({n: tables[n] for n in names})
+    except ValueError as exc:  # the serve wording names the table it came from
+        raise ValueError(str(exc).replace("serve.sinks.", "sinks.")) from exc
+    return build_sinks(settings)
+
+
+def deliver_reports(
+    reports: Iterable[SessionReport], sinks: Sequence[Sink], *, completed_at: float | None = None
+) -> dict[str, int]:
+    """Every verdict item of ``reports`` through every sink; items delivered per sink.
+
+    Raises :class:`DeliveryError` naming the sink when one still refuses after the retries.
+    """
+    when = time.time() if completed_at is None else completed_at
+    items = [item for report in reports for item in verdict_items(report, completed_at=when)]
+    delivered: dict[str, int] = {}
+    for sink in sinks:
+        for start in range(0, len(items), CHUNK_ITEMS):
+            _deliver_chunk(sink, items[start : start + CHUNK_ITEMS])
+        delivered[sink.name] = len(items)
+    return delivered
+
+
+def _deliver_chunk(sink: Sink, chunk: Sequence[OutboxItem]) -> None:
+    pending = list(chunk)
+    problem = "accepted only part of the batch"
+    for attempt in range(ATTEMPTS):
+        if attempt:
+            time.sleep(RETRY_BASE_SECONDS * 2 ** (attempt - 1))
+        try:
+            accepted = set(sink.deliver(pending))
+        except DeliveryError as exc:
+            problem = str(exc)
+            continue
+        pending = [i for i in pending if i.key not in accepted]
+        if not pending:
+            return
+    raise DeliveryError(
+        f"sink {sink.name}: {len(pending)} of {len(chunk)} verdict items not delivered after "
+        f"{ATTEMPTS} attempts: {problem}"
+    )
+
+
+def close_all(sinks: Iterable[Sink]) -> None:
+    for sink in sinks:
+        sink.close()
