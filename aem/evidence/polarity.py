@@ -58,8 +58,12 @@ _NEGATIVE_STEMS = (
 )
 # Clause breaks: punctuation, and the words that open a new clause.
 _CLAUSE_BREAK = re.compile(
-    r"[,;:.!?()\n—–]|\s-\s|\b(?:but|while|whereas|which|who|because|although|though|yet|"
-    r"so|then|however|а|но|который|которая|которые|потому|хотя)\b",
+    r"[,;:.!?()\n—–]|\s-\s|\b(?:but|while|whereas|which|who|because|although|though|"
+    r"however|а|но|который|которая|которые|потому|хотя)\b"
+    # "and" opens a clause when a verb follows within three words ("… a record and
+    # producers are planning …"), not when it joins names ("the US and Canada only").
+    r"|\band(?=\s+(?:[^\W\d_]+\s+){0,2}(?:is|are|was|were|has|have|had|will|would|can|"
+    r"could|may|might|must|should|did|does|do|said|says)\b)",
     re.IGNORECASE,
 )
 _TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
@@ -74,6 +78,7 @@ class Scope:
     cue: str
     kind: str
     stems: frozenset[str]
+    head: str | None = None
 
 
 def _clauses(text: str) -> list[str]:
@@ -105,14 +110,15 @@ def _content(tokens: list[str]) -> list[str]:
     ]
 
 
-def _scope(tokens: list[str], at: int, negative_word: bool) -> frozenset[str]:
-    """What the cue at ``at`` bears on: the content words after it in its clause, or, when
-    none follow ("free for members only", "gift cards are excluded"), those before it."""
+def _scope(tokens: list[str], at: int, negative_word: bool) -> tuple[frozenset[str], str | None]:
+    """What the cue at ``at`` bears on, and its head: the content words after it in its
+    clause, the first of them the head ("not *refunded*"); when none follow ("free for
+    members only", "gift cards are excluded"), those before it, with no head."""
     after = _content(tokens[at + 1 :])[:_SCOPE_WORDS]
     if after and not negative_word:
-        return frozenset(after)
+        return frozenset(after), after[0]
     before = _content(tokens[:at])[-_SCOPE_WORDS:]
-    return frozenset(after[:_SCOPE_WORDS] + before) if negative_word else frozenset(before)
+    return (frozenset(after + before) if negative_word else frozenset(before)), None
 
 
 def scopes(text: str) -> Iterator[Scope]:
@@ -122,9 +128,9 @@ def scopes(text: str) -> Iterator[Scope]:
         for at, token in enumerate(tokens):
             if _is_negation(token):
                 negative_word = token.startswith(_NEGATIVE_STEMS)
-                yield Scope(token, "not", _scope(tokens, at, negative_word))
+                yield Scope(token, "not", *_scope(tokens, at, negative_word))
             elif (kind := _restricting_kind(token)) is not None:
-                yield Scope(token, kind, _scope(tokens, at, False))
+                yield Scope(token, kind, *_scope(tokens, at, False))
 
 
 def _same(a: str, b: str) -> bool:
@@ -155,20 +161,37 @@ def clauses_of(text: str) -> list[Clause]:
     """``text`` as clauses, each with what its negations and restrictions bear on and
     the sentence it is part of."""
     return [
-        Clause(content_stems(clause), tuple(scopes(clause)), number)
+        Clause(content_stems(clause), () if _asks(sentence) else tuple(scopes(clause)), number)
         for number, sentence in enumerate(sentence_pieces(text))
         for clause in _clauses(sentence)
     ]
 
 
+def _asks(sentence: str) -> bool:
+    """A question asserts nothing: the "not" of "wouldn't a trainee have noticed?" is no
+    statement a claim could turn around."""
+    return sentence.rstrip(" \"'»)").endswith("?")
+
+
 def _states(clause: Clause, other: Clause, scope: Scope) -> bool:
     """``other`` states what ``clause`` says: two of the clause's words (or its only one)
-    and, for a negation, two of the words it bears on — a negation is turned around only
-    where its own words are said; a restriction is added to whatever the clause says
-    ("free only for regular customers" restricts "free")."""
-    if scope.kind == "not" and _shared(scope.stems, other.stems) < min(2, len(scope.stems)):
-        return False
+    and, for a negation, its head and two of the words it bears on — a negation is turned
+    around only where its own words are said ("not *refunded*"); a restriction is added
+    to whatever the clause says ("free only for regular customers" restricts "free")."""
+    if scope.kind == "not":
+        if _shared(scope.stems, other.stems) < min(2, len(scope.stems)):
+            return False
+        if scope.head is not None and not _shared(frozenset({scope.head}), other.stems):
+            return False
     return _shared(clause.stems, other.stems) >= min(2, len(clause.stems))
+
+
+def _paraphrases(clause: Clause, other: Clause, source: list[Clause]) -> bool:
+    """``clause`` is what ``other`` paraphrases: no clause of its text shares more of
+    ``other``'s words ("Matt must win the HOH competition" paraphrases "which means Matt
+    must win the HOH competition", not "he cannot compete in the next HOH competition")."""
+    own = _shared(other.stems, clause.stems)
+    return all(_shared(other.stems, c.stems) <= own for c in source)
 
 
 def _turned(source: list[Clause], target: list[Clause], kind: str) -> Scope | None:
@@ -179,7 +202,11 @@ def _turned(source: list[Clause], target: list[Clause], kind: str) -> Scope | No
         for scope in clause.scopes:
             if scope.kind != kind or not scope.stems:
                 continue
-            stating = {other.sentence for other in target if _states(clause, other, scope)}
+            stating = {
+                other.sentence
+                for other in target
+                if _states(clause, other, scope) and _paraphrases(clause, other, source)
+            }
             cued = {other.sentence for other in target if other.has(kind)}
             if stating and not stating & cued:
                 return scope
