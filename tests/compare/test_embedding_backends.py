@@ -52,7 +52,11 @@ def test_the_setting_picks_the_backend_and_rejects_unknown_ones() -> None:
     config = load_config(None, ['compare.embedding_backend="onnx-int8"'])
     embedder = TextEmbedder.from_settings(config.compare)
     assert (embedder.backend, embedder.precision) == ("onnx-int8", "onnx-int8")
-    assert TextEmbedder.from_settings(CompareSettings()).precision == "fp32"
+    default = TextEmbedder.from_settings(CompareSettings())
+    assert CompareSettings().embedding_backend == "auto"
+    assert (default.backend, default.precision) == ("onnx", "onnx")  # onnxruntime is here
+    torch_side = TextEmbedder.from_settings(CompareSettings(embedding_backend="torch"))
+    assert torch_side.precision == "fp32"
     with pytest.raises(ValidationError):
         CompareSettings(embedding_backend="tensorflow")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown embedding backend"):
@@ -159,7 +163,7 @@ def test_an_audit_without_text_never_imports_the_model(tmp_path: Path) -> None:
     # with text comparison off the same answers do not.
     rag = str(REPO / "sample_traces" / "helpdesk_rag.otlp.jsonl")
     assert _loaded(rag, *no_text) == set()
-    assert "sentence_transformers" in _loaded(rag)
+    assert "sentence_transformers" in _loaded(rag, "--set", 'compare.embedding_backend="torch"')
 
 
 def test_an_audit_on_the_onnx_backend_never_imports_torch(tmp_path: Path) -> None:
@@ -167,3 +171,13 @@ def test_an_audit_on_the_onnx_backend_never_imports_torch(tmp_path: Path) -> Non
     sample = str(REPO / "sample_traces" / "weather_genai.otlp.jsonl")
     loaded = _loaded(sample, "--set", 'compare.embedding_backend="onnx"')
     assert loaded == {"onnxruntime"}
+
+
+def test_a_default_audit_of_one_rag_session_never_imports_torch(tmp_path: Path) -> None:
+    """With a warm cache, the default backend tokenises and encodes without torch: the
+    session's answers are embedded (onnxruntime loaded), torch never imported."""
+    TextEmbedder().encode(["export before the audit, if not cached yet"])
+    lines = (REPO / "sample_traces" / "helpdesk_rag.otlp.jsonl").read_text().splitlines()
+    trace = tmp_path / "one_session.otlp.jsonl"
+    trace.write_text("\n".join(lines[:3]) + "\n")  # the sample's first session, alone
+    assert _loaded(str(trace)) == {"onnxruntime"}
