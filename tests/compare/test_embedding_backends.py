@@ -181,3 +181,16 @@ def test_a_default_audit_of_one_rag_session_never_imports_torch(tmp_path: Path) 
     trace = tmp_path / "one_session.otlp.jsonl"
     trace.write_text("\n".join(lines[:3]) + "\n")  # the sample's first session, alone
     assert _loaded(str(trace)) == {"onnxruntime"}
+
+
+def test_workers_preload_torch_only_when_torch_will_run() -> None:
+    """The forkserver imports sentence-transformers (seconds of CPU) only for the torch
+    backend; the default resolves to onnx here, so workers start without it."""
+    from aem.engines.pool import preloads_embedding
+    from aem.settings import AemConfig
+
+    assert not preloads_embedding(AemConfig())
+    assert preloads_embedding(load_config(None, ['compare.embedding_backend="torch"']))
+    assert not preloads_embedding(
+        load_config(None, ['compare.embedding_backend="torch"', "compare.embed_free_text=false"])
+    )
