@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from pydantic import ValidationError
 
@@ -194,3 +195,17 @@ def test_workers_preload_torch_only_when_torch_will_run() -> None:
     assert not preloads_embedding(
         load_config(None, ['compare.embedding_backend="torch"', "compare.embed_free_text=false"])
     )
+
+
+def test_an_onnx_vector_does_not_depend_on_the_texts_beside_it(
+    backends: dict[str, TextEmbedder],
+) -> None:
+    """Batches are cut by length as well as size (less padding); a heading encoded among
+    long passages still gets the vector it gets alone."""
+    onnx = backends["onnx"]
+    heading = "HONG KONG"
+    long = " ".join(["Refunds are accepted within 30 days of purchase with a receipt."] * 6)
+    mixed = [long, heading, *(f"{long} ({n})" for n in range(40)), "Returns are free."]
+    together = onnx.encode_uncached(mixed)
+    alone = onnx.encode_uncached([heading, "Returns are free."])
+    assert np.abs(together[[1, -1]] - alone).max() < 1e-6
