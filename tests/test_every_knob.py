@@ -272,7 +272,7 @@ RUNTIME = {
     "embedding_threads": "compare.embedding_threads=1",
     "embedding_cache_size": "compare.embedding_cache_size=0",
     "embedding_cache_path": None,  # set per test: a file under tmp_path
-    "embedding_backend": 'compare.embedding_backend="onnx"',
+    "embedding_backend": 'compare.embedding_backend="torch"',  # the default is auto (onnx)
     "embedding_onnx_dir": f'compare.embedding_onnx_dir="{default_cache_dir()}"',
 }
 

