@@ -175,17 +175,3 @@ def test_both_metrics_agree_on_a_small_integer() -> None:
     numbering = (call, make_turn("answer", text="Step 2: flight HAT101 to Seattle is $177."))
     assert _truthful(*numbering).outcome != "fail"
     assert _grounded(*numbering).outcome != "fail"
-
-
-def test_a_hedged_number_is_a_bound_the_context_value_meets() -> None:
-    report = "Crews counted 1821 inscriptions and 612 hours of recordings in the tunnels."
-    over = _verdict("They found over 1,800 inscriptions.", "1,800", report)
-    assert over.status == "supported" and "'over' 1821" in over.quote
-    about = _verdict("It took about 600 hours of recordings.", "600 hours", report)
-    assert about.status == "supported" and "'about' 612" in about.quote
-    assert _verdict("Почти 2000 надписей нашли в туннелях.", "2000", report).status == "supported"
-    # Without a hedge, or with one the value does not meet, the number is not supported.
-    assert _verdict("They found 1,800 inscriptions.", "1,800", report).fails
-    assert _verdict("They found over 1,900 inscriptions.", "1,900", report).fails
-    assert _verdict("They found nearly 1,800 inscriptions.", "1,800", report).fails
-    assert _verdict("They found over 1,000 inscriptions.", "1,000", report).fails

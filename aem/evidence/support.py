@@ -620,9 +620,6 @@ def derive(
         how = _list_count(number, noun, seen) or _per_unit_product(number, text, own_values, seen)
         if how is not None:
             return f"{claim.raw} = {how} (count)"
-    bound = _hedged_bound(number, text, claim.start, seen)
-    if bound is not None:
-        return f"{claim.raw} = {bound} (hedged)"
     written = _equation(text, claim.start, number, tolerance, settings)
     if written is not None:
         return f"{claim.raw} = {written} (written out)" if written else None
@@ -631,48 +628,6 @@ def derive(
         return None
     how = _aggregate(claim, number, tolerance, text, own_values, seen, cue)
     return f"{claim.raw} = {how} ({cue.word})" if how else None
-
-
-# A hedge before a number states a bound or an approximation, not the number itself:
-# "over 1,800 inscriptions" is true of 1,821. Each kind with how far from the stated
-# number a value it is true of may lie (a share of that number): a bound within a quarter,
-# an approximation within a tenth — of one magnitude, as a summary rounds.
-_HEDGES: dict[str, tuple[float, float]] = {
-    **dict.fromkeys(("over", "more than", "above", "свыше", "более", "больше"), (0.0, 0.25)),
-    **dict.fromkeys(("at least", "не менее"), (0.0, 0.25)),
-    **dict.fromkeys(("nearly", "almost", "почти", "без малого"), (-0.2, 0.0)),
-    **dict.fromkeys(("under", "less than", "fewer than", "менее", "меньше"), (-0.25, 0.0)),
-    **dict.fromkeys(("up to", "as many as", "as much as", "до"), (-0.25, 0.0)),
-    **dict.fromkeys(
-        ("about", "around", "roughly", "approximately", "some", "close to", "an estimated"),
-        (-0.1, 0.1),
-    ),
-    **dict.fromkeys(("около", "примерно", "порядка", "приблизительно", "почти"), (-0.1, 0.1)),
-}
-_HEDGE_BEFORE = re.compile(
-    r"(?:^|[^\w])(?P<hedge>"
-    + "|".join(sorted(map(re.escape, _HEDGES), key=len, reverse=True))
-    + r")\s+[$€£¥~]?\s*$",
-    re.IGNORECASE,
-)
-
-
-def _hedged_bound(number: float, text: str, start: int, seen: SeenValues) -> str | None:
-    """A value the turn saw that a hedged number ("over 1,800", "about 600", "почти
-    300") is true of, quoted with its hedge; strict bounds exclude the number itself
-    (which the plain support already matched)."""
-    match = _HEDGE_BEFORE.search(text, max(0, start - 24), start)
-    if match is None or number <= 0:
-        return None
-    hedge = match.group("hedge").lower()
-    low, high = _HEDGES[hedge]
-    lower, upper = number * (1 + low), number * (1 + high)
-    i = bisect.bisect_left(seen.numbers, lower)
-    for seen_number in seen.numbers[i:]:
-        if seen_number > upper:
-            break
-        return f"'{hedge}' {seen_number:g}, which the context holds"
-    return None
 
 
 def _aggregate(
