@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup demo test lint bench clean phoenix mlflow
+.PHONY: setup demo test lint bench clean phoenix mlflow deepeval
 
 $(BIN)/aem: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -69,7 +69,26 @@ $(VENV)/.mlflow-skinny: $(BIN)/aem
 
 mlflow: $(MLFLOW_VENV)/bin/mlflow $(VENV)/.mlflow-skinny
 
-test: setup lint /usr/bin/chromium phoenix mlflow
+# deepeval for tests/deepeval (aem.adapters.deepeval_metric and its guide), in a virtualenv of
+# its own: it pins older click and rich than AEM's and brings pytest plugins of its own. AEM is
+# installed there with its dependencies, torch's CPU build first (as in setup); when any of it
+# cannot be installed the tests say so and skip, and a partial install is removed.
+DEEPEVAL_VENV ?= .venv-deepeval
+DEEPEVAL_VERSION ?= 4.3.1
+
+$(DEEPEVAL_VENV)/bin/deepeval: pyproject.toml
+	$(PYTHON) -m venv $(DEEPEVAL_VENV)
+	{ $(DEEPEVAL_VENV)/bin/pip install --quiet --upgrade pip \
+	  && $(DEEPEVAL_VENV)/bin/pip install --quiet torch==2.13.0 \
+	  && $(DEEPEVAL_VENV)/bin/pip install --quiet -e '.[onnx]' \
+	  && $(DEEPEVAL_VENV)/bin/pip install --quiet 'deepeval==$(DEEPEVAL_VERSION)' \
+	  && touch $@; } \
+	  || { echo "make deepeval: deepeval could not be installed; its tests will skip"; \
+	       rm -rf $(DEEPEVAL_VENV); }
+
+deepeval: $(DEEPEVAL_VENV)/bin/deepeval
+
+test: setup lint /usr/bin/chromium phoenix mlflow deepeval
 	$(BIN)/pytest -q
 
 bench: setup
@@ -82,4 +101,4 @@ bench: setup
 	$(BIN)/python -m bench.scorecards.run
 
 clean:
-	rm -rf $(VENV) $(PHOENIX_VENV) $(MLFLOW_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(PHOENIX_VENV) $(MLFLOW_VENV) $(DEEPEVAL_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
