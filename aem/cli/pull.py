@@ -79,7 +79,10 @@ class Pull:
     plans: list[PullPlan] = field(default_factory=list)
 
     def audit_options(self) -> dict[str, Any]:
-        """What :func:`aem.audit.audit_paths` takes to read these sources."""
+        """What :func:`aem.audit.audit_paths` takes to read these sources (nothing without
+        ``--from``, so an engine that reads files only is called as before)."""
+        if not self.sources:
+            return {}
         if not self.plans:
             return {"sources": self.sources, "window": self.window}
         [plan] = self.plans  # one source per incremental run (checked in open_pull)
