@@ -71,7 +71,7 @@ def serve(
     from aem.serve.command import serve_command
 
     code = serve_command(config, set_ or [], cases)
-    # serve_command says 1 when the server cannot start (a port in use, an unusable
+    # serve_command says 2 when the server cannot start (a port in use, an unusable
     # spool): for the CLI that is the operator's set-up to fix, not root causes found.
     raise typer.Exit(EXIT_OK if code == EXIT_OK else EXIT_BAD_INPUT)
 

@@ -65,8 +65,8 @@ def serve_command(config_path: Path | None, overrides: list[str], cases_path: Pa
         close_pool = getattr(evaluate, "close", None)
         if close_pool is not None:
             close_pool()
+        # Logged, not printed: every line on stderr is a JSON record (log shippers parse it).
         log.error("cannot start: %s", exc, extra={"error": str(exc)})
-        print(f"aem serve: cannot start: {exc}", file=sys.stderr)
         return 2
     stop = threading.Event()
 

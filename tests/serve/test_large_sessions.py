@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import httpx
 import pytest
@@ -27,6 +28,8 @@ pytestmark = pytest.mark.slow
 PROTOBUF = {"Content-Type": "application/x-protobuf"}
 HUGE_SPANS = 26_000
 BATCH = 500
+# A small session's verdict, once its spans are in: idle (1 s here) plus one evaluation.
+SMALL_VERDICT_SECONDS = 20
 
 
 def _huge_session(spans: int) -> list[bytes]:
@@ -88,10 +91,16 @@ def test_a_huge_session_neither_delays_a_small_one_nor_floods_the_log(serve_fact
     wait_for(lambda: metric(serve.http, "aem_sessions_evicted_total") >= 1, timeout=120,
              what="the huge session evicted (and handed to evaluation)")  # fmt: skip
     _post_all(url, _small_session("small"))
+    posted = time.monotonic()
+    wait_for(lambda: "small" in delivered(), timeout=300, interval=0.2, what="the small verdict")
+    waited = time.monotonic() - posted
     huge.join()
-    wait_for(lambda: {"small", "huge"} <= set(delivered()), timeout=300,
-             what="both verdicts")  # fmt: skip
-    assert delivered().index("small") < delivered().index("huge"), delivered()
+    wait_for(lambda: "huge" in delivered(), timeout=300, what="the huge verdict")
+    # Delivered first; or, where the huge evaluation happened to end before the small
+    # session was even complete (a busy machine ingests the huge one's late spans ahead
+    # of it), promptly: one evaluator in turn made it wait for the whole huge evaluation.
+    first = delivered().index("small") < delivered().index("huge")
+    assert first or waited < SMALL_VERDICT_SECONDS, (delivered(), waited)
     wait_for(lambda: metric(serve.http, "aem_queue_depth_ingest_spans") == 0, timeout=60,
              what="every accepted span assembled")  # fmt: skip
     late = metric(serve.http, "aem_late_spans_total")
