@@ -13,7 +13,7 @@ import sys
 import threading
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
@@ -66,8 +66,10 @@ def serve_command(config_path: Path | None, overrides: list[str], cases_path: Pa
         if close_pool is not None:
             close_pool()
         # Logged, not printed: every line on stderr is a JSON record (log shippers parse it).
+        # Then leave at once, as after a stop: threads the failed start left behind would
+        # otherwise write plain "Exception ignored …" lines during interpreter teardown.
         log.error("cannot start: %s", exc, extra={"error": str(exc)})
-        return 2
+        _leave(2)
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: object) -> None:
@@ -84,7 +86,12 @@ def serve_command(config_path: Path | None, overrides: list[str], cases_path: Pa
     # model's heap took seconds on a busy machine, and an evaluation that outlived the
     # drain (its session stays in the spool) can crash it in native code (torch:
     # "terminate called") — and the documented shutdown bound must hold.
+    _leave(0)
+
+
+def _leave(code: int) -> NoReturn:
+    """Exit with ``code`` now: logs flushed, no interpreter teardown."""
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(0)
+    os._exit(code)

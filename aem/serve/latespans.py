@@ -11,6 +11,7 @@ summed and logged every ``interval`` seconds while they keep coming (and at shut
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 
 log = logging.getLogger("aem.serve.pipeline")
@@ -28,23 +29,28 @@ class LateSpanTally:
         self._clock = clock
         self._pending: dict[str, tuple[int, str]] = {}  # session → (count, last span id)
         self._logged_at: dict[str, float] = {}  # session → when its last line was written
+        # The assembler thread adds and flushes; the stopping thread flushes what is left
+        # when the assembler did not end within the drain timeout.
+        self._lock = threading.Lock()
 
     def add(self, session_id: str, span_id: str) -> None:
         """One late span of ``session_id``: logged now if its session has no recent line."""
-        count, _ = self._pending.get(session_id, (0, ""))
-        self._pending[session_id] = (count + 1, span_id)
-        if session_id not in self._logged_at:
-            self._write(session_id, self._clock())
+        with self._lock:
+            count, _ = self._pending.get(session_id, (0, ""))
+            self._pending[session_id] = (count + 1, span_id)
+            if session_id not in self._logged_at:
+                self._write(session_id, self._clock())
 
     def flush(self, *, force: bool = False) -> None:
         """Log every session's count whose interval is over (all of them if ``force``)."""
-        now = self._clock()
-        for session_id in list(self._pending):
-            if force or now - self._logged_at.get(session_id, 0.0) >= self._interval:
-                self._write(session_id, now)
-        for session_id, at in list(self._logged_at.items()):
-            if now - at >= self._interval and session_id not in self._pending:
-                del self._logged_at[session_id]
+        with self._lock:
+            now = self._clock()
+            for session_id in list(self._pending):
+                if force or now - self._logged_at.get(session_id, 0.0) >= self._interval:
+                    self._write(session_id, now)
+            for session_id, at in list(self._logged_at.items()):
+                if now - at >= self._interval and session_id not in self._pending:
+                    del self._logged_at[session_id]
 
     def _write(self, session_id: str, now: float) -> None:
         count, span_id = self._pending.pop(session_id)

