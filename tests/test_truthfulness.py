@@ -49,6 +49,31 @@ def test_coincidental_arithmetic_does_not_support_a_value() -> None:
     assert _answer_verdict("Paris is rainy (14C); $14 + $5 = $21.").outcome == "fail"
 
 
+def test_arithmetic_written_in_latex_supports_each_link_of_the_chain() -> None:
+    # 14 and 5 are seen; every later value is worked out in the open, each link checkable.
+    verdict = _answer_verdict(r"\[ \mu = \frac{14 \times 14 \times 5}{4} = \frac{980}{4} = 245 \]")
+    assert verdict.outcome == "pass", verdict.explanation
+    assert "980 = 14 * 14 * 5" in verdict.explanation and "245 = 980/4" in verdict.explanation
+    rooted = _answer_verdict(r"\( \sqrt{14 \times 5} \approx 8.37 \) (14C)")
+    assert rooted.outcome == "pass", rooted.explanation
+
+
+def test_written_arithmetic_that_does_not_hold_fails_quoting_the_value() -> None:
+    wrong_link = _answer_verdict(r"\[ \mu = \frac{14 \times 5}{4} = \frac{70}{4} = 18.5 \]")
+    assert wrong_link.outcome == "fail" and "'18.5'" in wrong_link.explanation
+    wrong_sum = _answer_verdict("Paris (14C): 14 * 14 + 5 = 211 in all.")
+    assert wrong_sum.outcome == "fail" and "'211'" in wrong_sum.explanation
+    # Rounding after "≈" is allowed to the digits written, no further.
+    assert _answer_verdict(r"\( \sqrt{14 \times 5} \approx 8.5 \)").outcome == "fail"
+
+
+def test_an_in_page_link_target_is_a_reference_not_a_stated_value() -> None:
+    verdict = _answer_verdict("Paris is rainy (14C).[[7]](#cite_note-Meteo2024-7)")
+    assert verdict.outcome == "pass", verdict.explanation
+    # The link's visible text is still read: an invented number there is caught.
+    assert _answer_verdict("Paris is rainy (31C).[[7]](#cite_note-7)").outcome == "fail"
+
+
 def test_without_the_tool_result_it_says_so_instead_of_guessing() -> None:
     verdict = _answer_verdict("Paris is rainy (37C), wind 1,250 m.", with_results=False)
     assert verdict.outcome == "skip" and "no result" in verdict.explanation

@@ -99,7 +99,8 @@ _MODEL_NAMES = (
 )  # fmt: skip
 _MODEL_ALTERNATION = "|".join(_MODEL_NAMES)
 _INLINE = re.compile(
-    rf"""(?P<url>(?:https?|ftp|file)://[^\s<>"'`)\]]+|\bwww\.[^\s<>"'`)\]]+|(?:%[0-9A-Fa-f]{{2}}\w*)+)
+    rf"""(?P<url>(?:https?|ftp|file)://[^\s<>"'`)\]]+|\bwww\.[^\s<>"'`)\]]+|(?:%[0-9A-Fa-f]{{2}}\w*)+
+          | (?<=\])\(\#[^\s()]*\))
       | (?P<path>(?<![\w/])(?:~|\.{{1,2}})?(?:/[\w.\-@+]+){{2,}}/?
           | \b[A-Za-z]:\\[\w\\.\-]+
           | \b[\w\-]+(?:/[\w\-.]+)+\.[A-Za-z]\w{{0,4}}\b
@@ -115,10 +116,11 @@ _INLINE = re.compile(
     re.VERBOSE,
 )
 # What every match of _INLINE contains, looked for more cheaply than _INLINE's scan (a
-# dozen branches tried at every position): a URL, path or escape one of these strings;
+# dozen branches tried at every position): a URL, path, escape or in-page link target
+# ("[1](#cite_note-1)") one of these strings;
 # a version or a file name a match of these; a model name its name, which in an ASCII
 # text (where ignoring case is lower-casing) ``in`` finds.
-_INLINE_MARKS = ("/", "\\", "%", "www.")
+_INLINE_MARKS = ("/", "\\", "%", "www.", "](#")
 _MAY_BE_VERSION_OR_FILE = re.compile(
     rf"\d\.\d+\.\d|[vV]\d+\.\d|\s\d+\.\d|\.(?:{_FILE_EXTENSIONS})\b"
 )

@@ -15,7 +15,6 @@ import ast
 import bisect
 import difflib
 import json
-import operator
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, fields
@@ -26,6 +25,7 @@ from aem.compare.clock import keys_of_instant
 from aem.compare.extract import StatedValue, extract_values
 from aem.compare.numbers import parse_number
 from aem.compare.settings import CompareSettings
+from aem.evidence.arithmetic import evaluate, written_result
 from aem.vocabulary import (
     CURRENCY_CODES,
     DOCUMENT_NOUNS,
@@ -359,12 +359,6 @@ _ARITHMETIC = re.compile(r"^[\d\s.+\-*/()]+$")
 # What every string arithmetic_results reads contains: a JSON string of _ARITHMETIC's
 # characters with an operator in it (one search, not a match per string of the text).
 _MAY_HOLD_ARITHMETIC = re.compile(r'"[\d\s.()]*[+\-*/][\d\s.+\-*/()]*"')
-_OPERATORS: dict[type, Callable[[float, float], float]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-}
 
 
 def arithmetic_results(text: str) -> list[Quantity]:
@@ -385,25 +379,10 @@ def arithmetic_results(text: str) -> list[Quantity]:
         except (SyntaxError, ValueError):
             continue
         for node in ast.walk(tree):
-            value = _evaluate(node) if isinstance(node, ast.BinOp) else None
+            value = evaluate(node) if isinstance(node, ast.BinOp) else None
             if value is not None:
                 found.append(Quantity(value, f"{value:g}", None, None, f"arithmetic '{string}'"))
     return found
-
-
-def _evaluate(node: ast.AST) -> float | None:
-    """The value of a numeric expression of + - * /, or None."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
-        return float(node.value)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _evaluate(node.operand)
-        return -inner if inner is not None else None
-    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
-        left, right = _evaluate(node.left), _evaluate(node.right)
-        if left is None or right is None or (isinstance(node.op, ast.Div) and right == 0):
-            return None
-        return _OPERATORS[type(node.op)](left, right)
-    return None
 
 
 def keyed_quantities(text: str, source: str, settings: CompareSettings) -> list[Quantity]:
@@ -621,6 +600,9 @@ def derive(
         if how is not None:
             return f"{claim.raw} = {how} (count)"
     written = _equation(text, claim.start, number, tolerance, settings)
+    if written is None:
+        shown = written_result(text, claim.start, number, tolerance)
+        written = None if shown is None else (shown.expression if shown.holds else "")
     if written is not None:
         return f"{claim.raw} = {written} (written out)" if written else None
     cue = aggregate_cue(text, claim.start, claim.end)
