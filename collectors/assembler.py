@@ -118,6 +118,9 @@ class SessionAssembler:
         elif trace.key is None or trace.key[0] > 0:
             key = session_key_of(span)
             if key is not None and (trace.key is None or key[0] < trace.key[0]):
+                if key[2] in self._closed_sessions and key[2] != trace.session_id:
+                    self._late_trace(trace, span, key[2])
+                    return
                 self._move_held(trace, key)
         self._keep(trace, span)
         trace.last_seen = now
@@ -143,6 +146,20 @@ class SessionAssembler:
             if not self._held[old]:
                 del self._held[old]
             self._held[trace.session_id] = self._held.get(trace.session_id, 0) + len(trace.spans)
+
+    def _late_trace(self, trace: _Trace, span: SpanRecord, session_id: str) -> None:
+        """A trace whose session key arrives after that session was evaluated (its first
+        spans carried no key): all its spans are late, not a second session of that id."""
+        del self._traces[trace.trace_id]
+        self._remember(self._closed_traces, trace.trace_id)
+        held = self._held.get(trace.session_id, 0) - len(trace.spans)
+        if held > 0:
+            self._held[trace.session_id] = held
+        else:
+            self._held.pop(trace.session_id, None)
+        self.spans_added -= len(trace.spans)  # held no longer: in flight counts drop them
+        for late in [*trace.spans, span]:
+            self._late(late, session_id)
 
     def _late(self, span: SpanRecord, session_id: str) -> None:
         self.late_spans += 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -10,6 +11,7 @@ from typer.testing import CliRunner
 from aem.cli import app
 from aem.model import InputIssue
 from collectors.assembler import SessionAssembler
+from collectors.dialects.registry import session_keys
 from collectors.readers import read_batches
 from tests.conftest import SAMPLES, run_audit
 
@@ -64,6 +66,32 @@ def test_late_spans_are_counted_not_merged() -> None:
     assert assembler.late_spans == 1
     assert [(i.kind, i.session_id) for i in issues] == [("late_span", "weather-genai")]
     assert assembler.open_sessions == 0 and assembler.drain() == []
+
+
+def test_a_trace_that_names_an_evaluated_session_late_is_late_not_a_second_session() -> None:
+    # A trace of the session starts with spans that carry no session key (a child span
+    # exported first) and names the session only in a later span, after it was evaluated.
+    spans = [s for b in read_batches(str(SAMPLES / "weather_genai.otlp.jsonl")) for s in b.spans]
+    keys = session_keys()
+    issues: list[InputIssue] = []
+    assembler = SessionAssembler(idle=5, on_issue=issues.append)
+    for span in spans:
+        assembler.add(span, 0)
+    [closed] = assembler.pop_complete(10)
+    unkeyed = replace(
+        spans[0],
+        trace_id="f" * 32,
+        span_id="1" * 16,
+        attributes={k: v for k, v in spans[0].attributes.items() if k not in keys},
+    )
+    keyed = replace(spans[-1], trace_id="f" * 32, span_id="2" * 16)
+    assembler.add(unkeyed, 11)
+    assert assembler.open_sessions == 1 and assembler.late_spans == 0  # cannot tell yet
+    assembler.add(keyed, 12)
+    assert assembler.late_spans == 2 and assembler.open_sessions == 0
+    assert assembler.spans_added == len(spans)  # the two are not held, so not in flight
+    assert {(i.kind, i.session_id) for i in issues} == {("late_span", closed.session_id)}
+    assert assembler.drain() == []
 
 
 def test_memory_of_closed_sessions_is_bounded() -> None:
