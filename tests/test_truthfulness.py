@@ -54,13 +54,6 @@ def test_arithmetic_written_in_latex_supports_each_link_of_the_chain() -> None:
     verdict = _answer_verdict(r"\[ \mu = \frac{14 \times 14 \times 5}{4} = \frac{980}{4} = 245 \]")
     assert verdict.outcome == "pass", verdict.explanation
     assert "980 = 14 * 14 * 5" in verdict.explanation and "245 = 980/4" in verdict.explanation
-    # The result, used again further on, is still the value worked out above.
-    reused = _answer_verdict(r"\( \frac{14 \times 14 \times 5}{4} = 245 \), so \( (245 - 14)^2 \)")
-    assert reused.outcome == "pass" and "(written out above)" in reused.explanation
-    unworked = _answer_verdict(
-        r"\( \frac{14 \times 14 \times 5}{4} = 245 \), so \( (246 - 14)^2 \)"
-    )
-    assert unworked.outcome == "fail" and "'246'" in unworked.explanation
     rooted = _answer_verdict(r"\( \sqrt{14 \times 5} \approx 8.37 \) (14C)")
     assert rooted.outcome == "pass", rooted.explanation
 

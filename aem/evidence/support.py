@@ -599,50 +599,17 @@ def derive(
         how = _list_count(number, noun, seen) or _per_unit_product(number, text, own_values, seen)
         if how is not None:
             return f"{claim.raw} = {how} (count)"
-    written = _written_out(text, claim.start, number, tolerance, settings)
+    written = _equation(text, claim.start, number, tolerance, settings)
+    if written is None:
+        shown = written_result(text, claim.start, number, tolerance)
+        written = None if shown is None else (shown.expression if shown.holds else "")
     if written is not None:
         return f"{claim.raw} = {written} (written out)" if written else None
-    earlier = _worked_out_before(claim, number, tolerance, text, own_values, settings)
-    if earlier is not None:
-        return f"{claim.raw} = {earlier} (written out above)"
     cue = aggregate_cue(text, claim.start, claim.end)
     if cue is None:
         return None
     how = _aggregate(claim, number, tolerance, text, own_values, seen, cue)
     return f"{claim.raw} = {how} ({cue.word})" if how else None
-
-
-def _written_out(
-    text: str, start: int, number: float, tolerance: float, settings: CompareSettings
-) -> str | None:
-    """The arithmetic written before the value at ``start`` if it holds, "" if it does
-    not, None when none is written (two-operand notes first, then any expression)."""
-    written = _equation(text, start, number, tolerance, settings)
-    if written is None:
-        shown = written_result(text, start, number, tolerance)
-        written = None if shown is None else (shown.expression if shown.holds else "")
-    return written
-
-
-def _worked_out_before(
-    claim: StatedValue,
-    number: float,
-    tolerance: float,
-    text: str,
-    own_values: list[StatedValue],
-    settings: CompareSettings,
-) -> str | None:
-    """The arithmetic that gave the same value earlier in the turn's own text: a mean
-    worked out once (``= 14.32``) and then used (``(12.5 - 14.32)^2``) is that mean."""
-    for value in own_values:
-        if value.start >= claim.start or value.unit != claim.unit:
-            continue
-        if abs(float(value.value) - number) > tolerance:  # type: ignore[arg-type]
-            continue
-        written = _written_out(text, value.start, number, tolerance, settings)
-        if written:
-            return written
-    return None
 
 
 def _aggregate(
