@@ -18,7 +18,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from aem.cases import Case
-from aem.engines.seam import Deliver, InProcessEngine, SessionEngine, SessionOutcome
+from aem.engines import available_cores
+from aem.engines.seam import (
+    DeferredEngine,
+    Deliver,
+    InProcessEngine,
+    SessionEngine,
+    SessionOutcome,
+)
 from aem.evaluate import Evaluator, build_report
 from aem.metrics.registry import ResolvedMetrics, resolve
 from aem.model import AuditReport, ClosedSession, InputIssue, SessionReport
@@ -86,7 +93,7 @@ def audit_paths(
     progress: AuditProgress | None = None,
     on_closed: Callable[[ClosedSession], None] | None = None,
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
-    workers: int = 1,
+    workers: int | None = 1,
     sources: Sequence[SpanSource] = (),
     window: SourceWindow | None = None,
     select: Callable[[ClosedSession], bool] | None = None,
@@ -101,7 +108,9 @@ def audit_paths(
     ``on_closed`` sees each session's spans as it closes (scorecards total pipeline steps
     from them) without the audit holding on to spans it has evaluated. A record above
     ``max_record_bytes`` is reported and skipped without being held in memory. ``workers``
-    above 1 evaluates in that many worker processes; the report does not change.
+    above 1 evaluates in that many worker processes; ``None`` in one per core, started only
+    once evaluating here has taken :data:`HERE_SECONDS` (a short audit starts none). The
+    report does not change.
     ``config`` may be what the loader resolved (:func:`aem.config.load_resolved`): its
     metrics are then used as they are, not resolved again.
     """
@@ -130,18 +139,44 @@ def audit_paths(
     return report
 
 
+# With the worker count left to AEM: evaluation this long here before worker processes
+# start. Starting them costs about as much (a forkserver, AEM imported and the model
+# loaded once per worker), so a short audit is done before a pool would be ready, and a
+# long one loses at most this much of its parallel time.
+HERE_SECONDS = 1.0
+
+
 def _engine(
-    workers: int, resolved: ResolvedMetrics, cases: Mapping[str, Case] | None, deliver: Deliver
+    workers: int | None,
+    resolved: ResolvedMetrics,
+    cases: Mapping[str, Case] | None,
+    deliver: Deliver,
 ) -> SessionEngine:
     """Evaluation here for one worker, in a process pool for more (each worker resolves
-    the configuration once). The metrics were resolved before either: a plug-in that
-    cannot load fails the audit before it starts."""
-    if workers <= 1:
-        evaluator = Evaluator(resolved.config, cases, list(resolved.metrics))
-        return InProcessEngine(evaluator, deliver)
+    the configuration once), here first and then in a pool when the count is left to
+    AEM. The metrics were resolved before either: a plug-in that cannot load fails the
+    audit before it starts."""
+    if workers is not None and workers <= 1:
+        return _here(resolved, cases, deliver)
     from aem.engines.pool import PoolEngine
 
-    return PoolEngine(workers, resolved.config, cases, deliver)
+    if workers is not None:
+        return PoolEngine(workers, resolved.config, cases, deliver)
+    cores = available_cores()
+    if cores <= 1:
+        return _here(resolved, cases, deliver)
+    return DeferredEngine(
+        _here(resolved, cases, deliver),
+        lambda: PoolEngine(cores, resolved.config, cases, deliver),
+        HERE_SECONDS,
+    )
+
+
+def _here(
+    resolved: ResolvedMetrics, cases: Mapping[str, Case] | None, deliver: Deliver
+) -> InProcessEngine:
+    evaluator = Evaluator(resolved.config, cases, list(resolved.metrics))
+    return InProcessEngine(evaluator, deliver)
 
 
 def _submitter(

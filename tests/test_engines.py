@@ -9,13 +9,14 @@ slice), compared with the single-process run of the same working tree, not with 
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
-from aem.audit import AuditProgress, Outcomes
+from aem.audit import AuditProgress, Outcomes, audit_paths
 from aem.engines.compact import dumps, loads, pack_sessions, unpack_sessions
-from aem.engines.seam import InProcessEngine
+from aem.engines.seam import DeferredEngine, InProcessEngine
 from aem.model import (
     ClosedSession,
     InputIssue,
@@ -115,3 +116,93 @@ def test_in_process_engine_delivers_at_once() -> None:
     ((issue, at),) = got
     assert at == 7 and isinstance(issue, InputIssue) and issue.kind == "evaluation_error"
     assert issue.source == "file.jsonl" and Path(issue.source).suffix == ".jsonl"
+
+
+class _Recording:
+    """An engine that notes what it was given (and, here, takes ``cost`` seconds a session)."""
+
+    def __init__(self, cost: float = 0.0) -> None:
+        self.cost = cost
+        self.got: list[tuple[list[str], int]] = []
+        self.finished = self.closed = False
+
+    def submit(self, sessions: list[ClosedSession], position: int) -> None:
+        time.sleep(self.cost * len(sessions))
+        self.got.append(([s.session_id for s in sessions], position))
+
+    def finish(self) -> None:
+        self.finished = True
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _sessions(*names: str) -> list[ClosedSession]:
+    return [ClosedSession(n, n, False, [_span(0)]) for n in names]
+
+
+def test_deferred_engine_starts_no_pool_for_a_short_audit() -> None:
+    here, started = _Recording(), []
+
+    def start_pool() -> _Recording:
+        started.append(1)
+        return _Recording()
+
+    engine = DeferredEngine(here, start_pool, 5.0)
+    engine.submit(_sessions("a", "b"), 0)
+    engine.finish()
+    engine.close()
+    assert here.got == [(["a"], 0), (["b"], 0)] and not started and not engine.pool_started
+    assert here.closed
+
+
+def test_deferred_engine_hands_the_rest_of_a_group_to_the_pool_once_over_budget() -> None:
+    """A reader's last group can hold every session: the switch happens inside it, the
+    sessions keep their order and their group's issue position."""
+    here, pool = _Recording(cost=0.02), _Recording()
+    engine = DeferredEngine(here, lambda: pool, 0.03)
+    engine.submit(_sessions("a", "b", "c", "d"), 3)
+    engine.submit(_sessions("e"), 4)
+    engine.finish()
+    engine.close()
+    assert here.got == [(["a"], 3), (["b"], 3)]
+    assert pool.got == [(["c", "d"], 3), (["e"], 4)]
+    assert engine.pool_started and pool.finished and pool.closed and here.closed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("here_seconds", [0.0, 0.05])
+def test_default_workers_report_equals_one_whenever_the_pool_starts(
+    here_seconds: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Left to AEM, the pool starts after ``HERE_SECONDS`` of evaluation here: from the
+    first session (0) or part-way (0.05 s, the samples take longer): the report is the
+    single process's, byte for byte."""
+    import multiprocessing
+
+    import aem.audit
+    from aem.engines.pool import shutdown_pool
+
+    single = audit_paths([str(REPO / "sample_traces")], workers=1).model_dump_json()
+    shutdown_pool()
+    assert not multiprocessing.active_children()
+    monkeypatch.setattr(aem.audit, "HERE_SECONDS", here_seconds)
+    deferred = audit_paths([str(REPO / "sample_traces")], workers=None).model_dump_json()
+    assert multiprocessing.active_children(), "the pool never started"
+    shutdown_pool()
+    assert_same(single, deferred, f"default workers, pool after {here_seconds} s")
+
+
+def test_a_short_audit_with_default_workers_starts_no_process(tmp_path: Path) -> None:
+    """The point of waiting: one session is evaluated here, before a pool could be up."""
+    import multiprocessing
+
+    from aem.engines.pool import shutdown_pool
+
+    shutdown_pool()
+    one = tmp_path / "one.otlp.jsonl"
+    lines = (REPO / "sample_traces" / "helpdesk_rag.otlp.jsonl").read_text().splitlines()
+    one.write_text("\n".join(lines[:3]) + "\n")
+    report = audit_paths([str(one)], workers=None)
+    assert len(report.sessions) == 1
+    assert not multiprocessing.active_children()

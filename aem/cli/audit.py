@@ -40,7 +40,6 @@ from aem.engines.commands import (
     SessionsDirOption,
     WorkersOption,
     audit_on_ray,
-    local_workers,
 )
 from aem.evaluate import build_report
 from aem.gates import apply_gates, gate_exit_code, parse_gates
@@ -341,9 +340,7 @@ def _run_audit(
         fail("--sessions-dir needs --engine ray (the JSON report, --out, holds every session)")
     if engine is Engine.LOCAL:
         try:
-            return _read_with_progress(
-                paths, show_progress, workers=local_workers(workers), **options
-            )
+            return _read_with_progress(paths, show_progress, workers=workers, **options)
         except BackendError as exc:  # a backend that failed mid-way: nothing was delivered
             fail(exc)
     if isinstance(options.get("config"), ResolvedMetrics):

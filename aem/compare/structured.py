@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
+from aem.compare.assignment import linear_sum_assignment
 from aem.compare.result import Comparison, short
 
 Leaf = Callable[[Any, Any], Comparison]
@@ -86,8 +86,10 @@ def compare_sequences(
         grid = [[leaf(e, a) for a in actual] for e in expected]
         # Cost 0 for a same pair, 1 + (1 - score) otherwise: maximise same pairs first.
         cost = np.array([[0.0 if c.same else 2.0 - c.score for c in row] for row in grid])
-        rows, cols = linear_sum_assignment(cost.reshape(n, m)) if n and m else ([], [])
-        pairs = [(int(i), int(j), grid[i][j]) for i, j in zip(rows, cols, strict=True)]
+        pairs = []
+        if n and m:
+            rows, cols = linear_sum_assignment(cost.reshape(n, m))
+            pairs = [(int(i), int(j), grid[i][j]) for i, j in zip(rows, cols, strict=True)]
     score = sum(c.score for _, _, c in pairs) / max(n, m)
     bad = [(i, j, c) for i, j, c in pairs if not c.same]
     if bad:

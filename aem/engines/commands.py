@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from aem.engines import EngineError, available_cores
+from aem.engines import EngineError
 from aem.model import AuditReport, ClosedSession
 
 
@@ -30,7 +30,8 @@ WorkersOption = Annotated[
     typer.Option(
         min=1,
         envvar="AEM_WORKERS",
-        help="processes evaluating sessions (default: one per core; 1 = in this process). "
+        help="processes evaluating sessions (default: one per core, started once the audit "
+        "has run a second here, so a short one starts none; 1 = in this process). "
         "With --engine ray: the CPUs of a local Ray and the evaluation actors",
     ),
 ]
@@ -49,11 +50,6 @@ SessionsDirOption = Annotated[
         "session: session_id, root_causes, cut, report as JSON)",
     ),
 ]
-
-
-def local_workers(workers: int | None) -> int:
-    """``--workers`` for the local engine: as given, else one per core."""
-    return workers or available_cores()
 
 
 def audit_on_ray(

@@ -9,6 +9,7 @@ audit. A session that cannot be evaluated becomes the same issue in every engine
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Protocol
 
@@ -47,6 +48,59 @@ class InProcessEngine:
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+class DeferredEngine:
+    """Worker processes only once the audit has shown it is long enough to pay for them.
+
+    Why: starting the pool (a forkserver, then each worker importing AEM and loading the
+    model again) costs more than a second of wall time and of CPU per worker on this kind
+    of machine, more than evaluating a short audit takes. So sessions are evaluated here,
+    as submitted, until they have taken ``here_seconds`` of evaluation; then the pool
+    starts and takes every later session. Outcomes are delivered in submission order
+    either way (all sessions evaluated here were submitted before any sent to the pool),
+    so the report is the one either engine alone gives. A long audit loses at most
+    ``here_seconds`` of parallel work; a one-session audit never starts a process.
+    """
+
+    def __init__(
+        self,
+        here: SessionEngine,
+        start_pool: Callable[[], SessionEngine],
+        here_seconds: float,
+    ) -> None:
+        self._here = here
+        self._start_pool = start_pool
+        self._budget = here_seconds
+        self._spent = 0.0
+        self._pool: SessionEngine | None = None
+
+    @property
+    def pool_started(self) -> bool:
+        """Whether the audit grew long enough to hand sessions to worker processes."""
+        return self._pool is not None
+
+    def submit(self, sessions: list[ClosedSession], position: int) -> None:
+        """One at a time while here (a reader's last group can hold every session)."""
+        for at, session in enumerate(sessions):
+            if self._pool is None and self._spent >= self._budget:
+                self._pool = self._start_pool()
+            if self._pool is not None:
+                self._pool.submit(sessions[at:], position)
+                return
+            started = time.perf_counter()
+            self._here.submit([session], position)
+            self._spent += time.perf_counter() - started
+
+    def finish(self) -> None:
+        """Outcomes still out in the pool, if it started (those evaluated here are in)."""
+        if self._pool is not None:
+            self._pool.finish()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+        self._here.close()
 
 
 def evaluate_closed(evaluator: Evaluator, session: ClosedSession) -> SessionOutcome:

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
+from aem.compare.assignment import linear_sum_assignment
 from aem.matching.result import ArgumentMismatch
 
 Mismatches = Callable[[int, int], list[ArgumentMismatch]]

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
+from aem.compare.assignment import linear_sum_assignment
 from aem.compare.core import SemanticComparator
 from aem.compare.result import short
 from aem.compare.structured import maybe_json
