@@ -190,3 +190,15 @@ def test_without_data_the_command_exits_2(
     assert "--data" in capsys.readouterr().err
     assert run.main(["--data", str(tmp_path / "absent")]) == 2
     assert run.main(["--data", str(tmp_path), "--sets", "nope"]) == 2
+
+
+def test_ragtruth_ceiling_counts_only_spans_a_judge_free_rule_could_check() -> None:
+    """The ceiling row: a span with a date, a number or a name counts; a span of plain
+    words ("a civil rights lawyer") is one only a judge can decide."""
+    from bench.agreement.ragtruth import states_a_value
+
+    assert states_a_value("from August 28th to September 4th.")
+    assert states_a_value("reduce the current 30-day processing time")
+    assert states_a_value("will benefit the Stephen Hawking Foundation")
+    assert not states_a_value("The author, a civil rights lawyer,")
+    assert not states_a_value("which critics say is unfair")

@@ -4,17 +4,26 @@ AEM runs as ``aem audit`` would, with the cases file and the citation requiremen
 (the answers carry no ``[N]`` citations). An answer is predicted hallucinated when its
 ``groundedness`` verdict is ``fail``. Baselines: every answer fails; an answer fails when
 it states a number the article does not contain.
+
+One more row reads the labels, not the answers: the *ceiling without a judge*. Under
+the evidence contract a judge-free rule fails an answer only on a value it can check (a
+number, date, id or name), so at best it catches the answers whose labelled span states
+one. The row predicts exactly those: its recall is the most any such rule can reach,
+its F1 the most at perfect precision. Generous on purpose (any value AEM's extractor
+reads, any capitalised word after the span's first), so the true ceiling is lower.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from aem.audit import audit_paths
 from aem.cases import load_cases
+from aem.compare.extract import extract_claims
 from aem.config import load_config
 from bench.agreement import otlp
 from bench.agreement.baselines import unseen_number
@@ -32,7 +41,8 @@ from bench.agreement.split import half
 SET = "ragtruth"
 DIRECTORY = "ragtruth-summary-dev"
 NO_CITATIONS = "metrics.groundedness.require_citation=never"
-METHODS = ("AEM", "every answer fails", "fails on a number not in the article")
+CEILING = "ceiling without a judge: the labelled span states a value"
+METHODS = ("AEM", "every answer fails", "fails on a number not in the article", CEILING)
 SCORES = {
     "precision": (precision, "higher"),
     "recall": (recall, "higher"),
@@ -56,6 +66,15 @@ def groundedness_failed(session: Any) -> bool:
         for turn in session.turns
         for m in turn.metrics
     )
+
+
+_CAPITALISED = re.compile(r"(?<!^)\b[A-ZА-ЯЁ][\w'-]*")
+
+
+def states_a_value(span: str) -> bool:
+    """Whether a labelled span holds anything a judge-free rule could check: a value the
+    extractor reads or a capitalised word that is not the span's first."""
+    return bool(extract_claims(span)) or bool(_CAPITALISED.search(span.strip()))
 
 
 def texts(spans: list[otlp.SpanView], derived: dict[str, Any]) -> tuple[str, str]:
@@ -107,6 +126,7 @@ def measure(root: Path, workers: int) -> list[Figure]:
                 METHODS[0]: sid in by_id and groundedness_failed(by_id[sid]),
                 METHODS[1]: True,
                 METHODS[2]: unseen_number(answer, article),
+                CEILING: any(states_a_value(span["text"]) for span in ref["outcome"]["spans"]),
             }
             rows.append((half(SET, sid), RagRow(bool(ref["outcome"]["hallucinated"]), predicted)))
     return figures(rows)
