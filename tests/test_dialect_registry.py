@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-import textwrap
 from collections.abc import Iterator
 from importlib.metadata import EntryPoint
 from pathlib import Path
@@ -15,6 +14,7 @@ import pytest
 
 from collectors.dialects import registry
 from tests.conftest import run_audit, session
+from tests.team_dialect_kit import TEAM_DIALECT
 
 TRACE = "7" * 32
 SECOND = 10**9
@@ -203,29 +203,10 @@ def test_vercel_ai_sdk_session_reads_arguments_results_and_schemas(tmp_path: Pat
     assert answer.agent == "weather-bot" and answer.consumes_call_ids == ["call_1", "call_2"]
 
 
-TEAM_DIALECT = """
-    from aem.model import SpanRecord
-    from collectors.dialects.base import ToolRun, tool_run
-    from collectors.dialects.protocol import BaseDialect, SessionKey
-
-    class TeamDialect(BaseDialect):
-        name = "team"
-        order = 5
-        session_keys = (SessionKey("team.conversation", 5),)
-
-        def claims(self, span: SpanRecord) -> bool:
-            return span.attributes.get("team.step") == "tool"
-
-        def observe(self, span: SpanRecord) -> ToolRun:
-            return tool_run(span, name=span.attributes["team.tool"], call_id=None,
-                            arguments={}, arguments_raw=None, result_key="team.result")
-"""
-
-
 @pytest.fixture
 def plugged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[EntryPoint]]:
     """Extra ``aem.dialects`` entry points, seen by the registry next to the built-ins."""
-    (tmp_path / "team_dialect.py").write_text(textwrap.dedent(TEAM_DIALECT))
+    (tmp_path / "team_dialect.py").write_text(TEAM_DIALECT)
     monkeypatch.syspath_prepend(str(tmp_path))
     builtins = list(registry.entry_points(group=registry.ENTRY_POINT_GROUP))
     extra: list[EntryPoint] = []

@@ -21,31 +21,16 @@ from typing import Any
 
 import pytest
 
+from tests.team_dialect_kit import TEAM_DIALECT
+
 pytestmark = pytest.mark.slow
 
-TEAM_PACKAGE = '''
+TEAM_PACKAGE = """
 from pathlib import Path
 
 from aem.metrics.base import BaseMetric, MetricSettings, result
 from aem.model import Outcome, SpanRecord
 from aem.sinks.base import SinkSettings
-from collectors.dialects.base import ToolRun, tool_run
-from collectors.dialects.protocol import BaseDialect, SessionKey
-
-
-class TeamDialect(BaseDialect):
-    """Tool spans of the team's home-grown tracer: team.step = tool, team.tool = name."""
-
-    name = "team"
-    order = 5
-    session_keys = (SessionKey("team.conversation", 5),)
-
-    def claims(self, span: SpanRecord) -> bool:
-        return span.attributes.get("team.step") == "tool"
-
-    def observe(self, span: SpanRecord) -> ToolRun:
-        return tool_run(span, name=span.attributes["team.tool"], call_id=None,
-                        arguments={}, arguments_raw=None, result_key="team.result")
 
 
 class BannedSettings(MetricSettings):
@@ -85,7 +70,7 @@ class TeeSink:
 
     def close(self):
         pass
-'''
+"""
 
 ENTRY_POINTS = """
 [aem.dialects]
@@ -102,7 +87,7 @@ tee = teamext:TeeSink
 def _install(root: Path) -> Path:
     """``teamext`` as pip would leave it in site-packages: the module and its dist-info."""
     root.mkdir()
-    (root / "teamext.py").write_text(textwrap.dedent(TEAM_PACKAGE))
+    (root / "teamext.py").write_text(TEAM_DIALECT + textwrap.dedent(TEAM_PACKAGE))
     info = root / "teamext-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: teamext\nVersion: 0.1\n")
