@@ -180,6 +180,21 @@ REFUSAL_CUES = re.compile(
     r"|не (?:имею|владею) (?:\w+ )?(?:информацией|данными|сведениями)",
     re.IGNORECASE,
 )
+# A request declined as not possible: "the flights cannot be modified", "that is not
+# allowed", "я не могу изменить бронь", "вернуть билет нельзя". Declines only with its
+# reason in the context (the refusal metric checks it like any claim): unsupported, it
+# is an invented rule, not an honest refusal.
+IMPOSSIBILITY_CUES = re.compile(
+    r"\b(?:cannot|can't|can not|could not|couldn't|won't|will not) be (?:\w+ed|\w+en|done|made)\b"
+    r"|\b(?:is|are|was|were) not (?:possible|allowed|permitted|eligible)\b"
+    r"|\b(?:isn't|aren't|wasn't|weren't) (?:possible|allowed|permitted|eligible)\b"
+    r"|\b(?:i|we) (?:cannot|can't|can not|am unable to|are unable to|am not able to"
+    r"|are not able to) (?:\w+ ){0,2}(?:modify|change|cancel|refund|rebook|book|process"
+    r"|upgrade|downgrade|transfer|add|remove|issue|extend|waive|make)\b"
+    r"|нельзя|невозможно|не может быть \w+|не подлежит"
+    r"|не (?:можем|могу) (?:\w+ )?(?:изменить|отменить|вернуть|оформить|перенести|сделать)",
+    re.IGNORECASE,
+)
 # An offer of a human, a callback, or a request for contacts.
 OFFER_CUES = re.compile(
     r"\b(?:manager|operator|human|agent|specialist|colleague|support team|customer service"

@@ -127,3 +127,38 @@ def test_refusal_bench_accuracy() -> None:
     result = summary(records, judge_all(records, Refusal().settings.similarity_threshold))
     assert result["sentences"] >= 60 and {"en", "ru"} <= set(result["by_language"])
     assert result["accuracy"] >= 0.9 and result["false_pass"] == 0, result["errors"]
+
+
+POLICY = [
+    "Basic economy flights cannot be modified once booked.",
+    "Passengers may still change the cabin class of any reservation.",
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "context", "outcome"),
+    [
+        # The request declined for a reason the context gives: an honest refusal.
+        (
+            "Your ticket is basic economy, so the flight cannot be modified. You can "
+            "change the cabin class instead.",
+            POLICY,
+            Outcome.PASS,
+        ),
+        ("Перенести рейс нельзя: билеты базового эконома изменению не подлежат.", POLICY, None),
+        # The same shape with a rule nothing in the context states: an invented rule.
+        ("Cryptocurrency payments cannot be accepted for orders.", DELIVERY, Outcome.FAIL),
+        ("Sorry, paying in bitcoin is not allowed.", DELIVERY, Outcome.FAIL),
+    ],
+)
+def test_a_request_declined_as_impossible_needs_its_reason_in_the_context(
+    answer: str, context: list[str], outcome: Outcome | None
+) -> None:
+    session = rag_session(answer, context, question="Can I move my flight to tomorrow?")
+    (found,) = results(evaluate(session, [Refusal()], OOS), "refusal")
+    if outcome is None:  # Russian under the English model: the cue is read, the claim checked
+        assert "answers instead of declining" not in found.explanation, found.explanation
+    else:
+        assert found.outcome is outcome, found.explanation
+    if outcome is Outcome.FAIL:
+        assert "nothing the agent found supports" in found.explanation

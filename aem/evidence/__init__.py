@@ -29,7 +29,13 @@ from aem.evidence.queries import (
     tool_turns,
 )
 from aem.evidence.recovery import recovered_by
-from aem.evidence.refusal_cues import EXEMPLARS, cyrillic, has_cue, offers_help
+from aem.evidence.refusal_cues import (
+    EXEMPLARS,
+    cyrillic,
+    declines_as_impossible,
+    has_cue,
+    offers_help,
+)
 from aem.evidence.support import (
     SeenValues,
     SupportStatus,
@@ -59,6 +65,7 @@ __all__ = [
     "check_claims",
     "claimed_successes",
     "cyrillic",
+    "declines_as_impossible",
     "derive",
     "final_turn",
     "find_citations",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from aem.vocabulary import GAP_CUES, OFFER_CUES, REFUSAL_CUES
+from aem.vocabulary import GAP_CUES, IMPOSSIBILITY_CUES, OFFER_CUES, REFUSAL_CUES
 
 EXEMPLARS = (
     "I don't know the answer to that.",
@@ -38,6 +38,12 @@ def has_cue(text: str) -> bool:
     """A refusal cue phrase, or an honest gap statement ("the passages do not say …"):
     either declines to state what the agent could not find."""
     return REFUSAL_CUES.search(text) is not None or GAP_CUES.search(text) is not None
+
+
+def declines_as_impossible(text: str) -> bool:
+    """A sentence that declines the request as not possible ("the flights cannot be
+    modified"): a refusal when the context gives that reason, a claim to check first."""
+    return IMPOSSIBILITY_CUES.search(text) is not None
 
 
 def cyrillic(text: str) -> bool:

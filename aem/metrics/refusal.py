@@ -36,6 +36,7 @@ from aem.evidence import (
     Thresholds,
     check_claims,
     cyrillic,
+    declines_as_impossible,
     grounding_of,
     has_cue,
     is_claim,
@@ -93,7 +94,8 @@ def _asked_in(turn: Turn, question: str) -> bool:
 def decline_scores(
     sentences: list[str], embedder: TextEmbedder, extra: list[str], *, english_model: bool
 ) -> list[float]:
-    """How much each sentence reads as a refusal: 1.0 on a cue phrase, else its cosine to
+    """How much each sentence reads as a refusal: 1.0 on a cue phrase or a request
+    declined as impossible (whose reason is then checked as a claim), else its cosine to
     the nearest exemplar — 0.0 for a Cyrillic sentence under the bundled English model,
     which cannot tell a Russian refusal from a Russian statement (cues decide there)."""
     if not sentences:
@@ -103,7 +105,7 @@ def decline_scores(
     cosines = vectors[: len(sentences)] @ vectors[len(sentences) :].T
     return [
         1.0
-        if has_cue(sentence)
+        if has_cue(sentence) or declines_as_impossible(sentence)
         else 0.0
         if english_model and cyrillic(sentence)
         else float(cosines[i].max())
@@ -245,6 +247,8 @@ class Refusal(BaseMetric[RefusalSettings]):
             for s in declined
             if (tail := _after_but(s)) and is_claim(tail) and not offers_help(tail)
         ]
+        # "Basic economy flights cannot be modified": honest only with that rule in the context.
+        rest += [s for s in declined if declines_as_impossible(s) and not has_cue(s)]
         failed = self._unsupported(context, rest, grounding)
         if failed is not None:
             return _states_unsupported(turn, failed, "declines, but also", threshold)
