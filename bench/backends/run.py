@@ -54,6 +54,11 @@ EXPORT_ATTEMPTS = 6  # a request refused (503: queue full) is sent again, 1, 2, 
 INGEST_SECONDS = 1800  # how long a backend may take to store what it accepted
 
 
+def _say(what: str) -> None:
+    """Progress on standard error (the run takes many minutes; the JSON stays clean)."""
+    print(f"{time.strftime('%H:%M:%S')} {what}", file=sys.stderr, flush=True)
+
+
 def scaled_spans(sessions: int) -> list[SpanRecord]:
     """Copies of the top-level samples until ``sessions`` sessions (about)."""
     files, _ = find_trace_files(SAMPLES)
@@ -247,7 +252,9 @@ def _backend(
 
     try:
         with OPENERS[name](work, spans, args.page_size) as target:
+            _say(f"{name}: started, sending {len(spans)} spans")
             ingest = _ingest(target, sdk)
+            _say(f"{name}: holds them all after {ingest['stored']:.0f} s; measuring")
             measured = _measure_source(target.url, args.repeat)
     except pytest.skip.Exception as exc:  # not installed or not started: say so, go on
         return {"skipped": str(exc)}, None
@@ -281,6 +288,7 @@ def main() -> int:
         path = Path(tmp) / "scaled.otlp.jsonl"
         sdk = _record(spans, path)
         audit_paths([SAMPLES[0]])  # warm-up: the first audit loads models, whichever path
+        _say(f"file: measuring {len(spans)} spans")
         baseline = _measure_file(path, args.repeat)
         result["file"] = baseline.rates()
         for name in names:
@@ -290,6 +298,7 @@ def main() -> int:
                 assert measured.report == baseline.report, f"{name}'s report differs"
                 figures |= _ratios(measured, baseline)
             result[name] = figures
+            _say(f"{name}: {figures}")
     json.dump(result, sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0
