@@ -12,7 +12,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,8 +80,12 @@ def wait_http(url: str, proc: subprocess.Popen[bytes], seconds: float) -> bool:
 
 
 @contextmanager
-def running_phoenix(work: Path) -> Iterator[Phoenix]:
-    """A Phoenix server with its data under ``work``; skips the test when there is none."""
+def running_phoenix(work: Path, settings: Mapping[str, str] | None = None) -> Iterator[Phoenix]:
+    """A Phoenix server with its data under ``work``; skips the test when there is none.
+
+    ``settings`` are more of Phoenix's environment variables: a bench sending tens of
+    thousands of spans at once sizes the insert queue (``PHOENIX_MAX_SPANS_QUEUE_SIZE``,
+    20,000 spans by default, past which Phoenix answers 503) to what it sends."""
     executable = PHOENIX_VENV / "bin" / "phoenix"
     if not executable.exists():
         pytest.skip(f"Phoenix is not installed at {PHOENIX_VENV} (`make phoenix` failed)")
@@ -94,6 +98,7 @@ def running_phoenix(work: Path) -> Iterator[Phoenix]:
         "PHOENIX_GRPC_PORT": str(free_port()),
         "PHOENIX_WORKING_DIR": str(work / "phoenix-data"),
         "PHOENIX_TELEMETRY_ENABLED": "false",
+        **(settings or {}),
     }
     env.pop("PYTHONPATH", None)  # Phoenix must not import AEM's worktree
     log = work / "phoenix.log"

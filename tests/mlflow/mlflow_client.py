@@ -12,7 +12,7 @@ import os
 import subprocess
 from typing import Any
 
-from tests.mlflow.conftest import MLFLOW_VENV
+from tests.mlflow.kit import MLFLOW_VENV
 
 _SCRIPT = r"""
 import json, sys

@@ -26,7 +26,7 @@ import pytest
 from aem.sinks.mlflow import LABEL_NAME, MlflowSettings, MlflowSink
 from aem.sinks.records import verdict_items
 from tests.mlflow.auditing import audit_source
-from tests.mlflow.conftest import MLFLOW_START_SECONDS, MLFLOW_VENV
+from tests.mlflow.kit import MLFLOW_START_SECONDS, MLFLOW_VENV
 from tests.serve.conftest import ROOT, SAMPLES, free_port, send, stop_process_group, wait_http
 
 pytestmark = pytest.mark.slow

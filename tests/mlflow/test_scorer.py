@@ -26,7 +26,7 @@ import aem
 from aem.sinks.mlflow import feedback, mlflow_trace_id
 from aem.sinks.records import verdict_items
 from collectors.otlp import decode_json_traces
-from tests.mlflow.conftest import MlflowServer
+from tests.mlflow.kit import MlflowServer
 from tests.mlflow.mlflow_client import assessments
 from tests.mlflow.sending import send_to_mlflow
 from tests.serve.conftest import ROOT, SAMPLES

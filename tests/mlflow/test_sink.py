@@ -20,7 +20,7 @@ from aem.sinks.base import DeliveryError
 from aem.sinks.mlflow import LABEL_NAME, MlflowSink, mlflow_trace_id
 from aem.sinks.records import OutboxItem, verdict_items
 from tests.mlflow.auditing import audit_source
-from tests.mlflow.conftest import MlflowServer
+from tests.mlflow.kit import MlflowServer
 from tests.mlflow.mlflow_client import assessments, log_human_feedback
 from tests.mlflow.sending import send_to_mlflow
 from tests.serve.conftest import SAMPLES, free_port

@@ -26,7 +26,7 @@ from collectors.backends import BackendError, SourceWindow, open_source
 from collectors.backends.mlflow import MlflowSource
 from collectors.backends.mlflow_rest import MlflowRest
 from tests.mlflow.auditing import audit_source
-from tests.mlflow.conftest import MlflowServer
+from tests.mlflow.kit import MlflowServer
 from tests.mlflow.sending import send_to_mlflow
 from tests.serve.conftest import SAMPLES, free_port
 
