@@ -9,7 +9,6 @@ not installed or does not start.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import time
 from collections.abc import Iterator, Mapping
@@ -21,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.serve.conftest import ROOT, free_port
+from tests.serve.conftest import ROOT, free_port, stop_process_group, wait_http
 
 PHOENIX_VENV = Path(os.environ.get("AEM_PHOENIX_VENV", ROOT / ".venv-phoenix"))
 PHOENIX_START_SECONDS = 300  # its first start runs migrations; CI machines are shared
@@ -54,29 +53,6 @@ class Phoenix:
             cursor = body.get("next_cursor")
             if not cursor:
                 return found
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    """Stop a process this test started (and its children: its own process group)."""
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
-
-
-def wait_http(url: str, proc: subprocess.Popen[bytes], seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return True
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    return False
 
 
 @contextmanager
@@ -113,7 +89,7 @@ def running_phoenix(work: Path, settings: Mapping[str, str] | None = None) -> It
             pytest.skip(f"Phoenix did not start:\n{tail}")
         yield Phoenix(base, port, log)
     finally:
-        stop(proc)
+        stop_process_group(proc)
 
 
 def wait_for(fetch: Any, done: Any, seconds: float = 60) -> Any:

@@ -29,8 +29,8 @@ import httpx
 import pytest
 
 from tests.conftest import run_audit
-from tests.phoenix_kit import stop, wait_for, wait_http
-from tests.serve.conftest import ROOT, SAMPLES, free_port, send
+from tests.phoenix_kit import wait_for
+from tests.serve.conftest import ROOT, SAMPLES, free_port, send, stop_process_group, wait_http
 
 pytestmark = pytest.mark.slow
 
@@ -89,7 +89,7 @@ def phoenix(tmp_path: Path, ports: dict[str, str]) -> Iterator[str]:
         assert (work / "phoenix-data").is_dir()  # PHOENIX_WORKING_DIR as the guide sets it
         yield base
     finally:
-        stop(proc)
+        stop_process_group(proc)
 
 
 @pytest.fixture
@@ -126,7 +126,7 @@ def aem_serve(tmp_path: Path, ports: dict[str, str], phoenix: str) -> Iterator[P
         assert (tmp_path / "data" / "aem" / "serve-spool.sqlite").exists()
         yield log
     finally:
-        stop(proc)
+        stop_process_group(proc)
 
 
 def _get(url: str, **params: Any) -> list[dict[str, Any]]:
