@@ -146,9 +146,11 @@ POLICY = [
             Outcome.PASS,
         ),
         ("Перенести рейс нельзя: билеты базового эконома изменению не подлежат.", POLICY, None),
-        # The same shape with a rule nothing in the context states: an invented rule.
-        ("Cryptocurrency payments cannot be accepted for orders.", DELIVERY, Outcome.FAIL),
-        ("Sorry, paying in bitcoin is not allowed.", DELIVERY, Outcome.FAIL),
+        # A rule the context proves wrong: it holds no such place (a name it lacks).
+        ("Orders to Canada cannot be delivered.", DELIVERY, Outcome.FAIL),
+        # A rule no passage states and nothing contradicts: a judge's call, not a failure.
+        ("Cryptocurrency payments cannot be accepted for orders.", DELIVERY, Outcome.UNVERIFIED),
+        ("Sorry, paying in bitcoin is not allowed.", DELIVERY, Outcome.UNVERIFIED),
     ],
 )
 def test_a_request_declined_as_impossible_needs_its_reason_in_the_context(
@@ -161,4 +163,7 @@ def test_a_request_declined_as_impossible_needs_its_reason_in_the_context(
     else:
         assert found.outcome is outcome, found.explanation
     if outcome is Outcome.FAIL:
-        assert "nothing the agent found supports" in found.explanation
+        assert "'Canada'" in found.explanation and found.evidence
+        assert found.evidence[0].actual == "Canada"
+    if outcome is Outcome.UNVERIFIED:
+        assert found.unverified and found.unverified[0].claim in answer

@@ -75,11 +75,6 @@ class DeferredEngine:
         self._spent = 0.0
         self._pool: SessionEngine | None = None
 
-    @property
-    def pool_started(self) -> bool:
-        """Whether the audit grew long enough to hand sessions to worker processes."""
-        return self._pool is not None
-
     def submit(self, sessions: list[ClosedSession], position: int) -> None:
         """One at a time while here (a reader's last group can hold every session)."""
         for at, session in enumerate(sessions):

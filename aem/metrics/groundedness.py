@@ -178,7 +178,7 @@ class Groundedness(BaseMetric[GroundednessSettings]):
             [c.text for c in claims], grounding, context.comparator, thresholds, turn.text
         )
         wrong = [c for c in checks if c.proven_wrong]
-        doubts = [_unverified_claim(c) for c in checks if c.status is ClaimStatus.UNVERIFIED]
+        doubts = [unverified_claim(c) for c in checks if c.status is ClaimStatus.UNVERIFIED]
         score = sum(c.supported for c in checks) / len(checks)
         threshold = self.settings.similarity_threshold
         if wrong:
@@ -263,7 +263,7 @@ def _no_context(turn: Turn) -> MetricResult:
     )
 
 
-def _unverified_claim(check: ClaimCheck) -> UnverifiedClaim:
+def unverified_claim(check: ClaimCheck) -> UnverifiedClaim:
     passage = check.passage
     return UnverifiedClaim(
         claim=check.claim,
@@ -293,7 +293,7 @@ def _undecided(
     )
 
 
-def _proof(turn: Turn, check: ClaimCheck) -> Evidence:
+def claim_proof(turn: Turn, check: ClaimCheck) -> Evidence:
     """What a reviewer checks: the stated value (or the claim) and the closest candidate
     in the context (or the passage it contradicts)."""
     source = check.passage.source if check.passage else "-"
@@ -331,6 +331,6 @@ def _unsupported(
         f"unsupported claim {first.claim!r}: {first.why}{closest}{more}",
         score=score,
         threshold=threshold,
-        evidence=[_proof(turn, c) for c in wrong[:10]],
+        evidence=[claim_proof(turn, c) for c in wrong[:10]],
         unverified=doubts,
     )

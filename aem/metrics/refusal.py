@@ -49,7 +49,7 @@ from aem.judges.base import JudgeConfigError
 from aem.metrics import judged
 from aem.metrics.applies import gets_refusal
 from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
-from aem.metrics.groundedness import GroundednessSettings
+from aem.metrics.groundedness import GroundednessSettings, claim_proof, unverified_claim
 from aem.model import Evidence, MetricResult, Outcome, Turn
 
 NAME = "refusal"
@@ -247,11 +247,13 @@ class Refusal(BaseMetric[RefusalSettings]):
             for s in declined
             if (tail := _after_but(s)) and is_claim(tail) and not offers_help(tail)
         ]
-        # "Basic economy flights cannot be modified": honest only with that rule in the context.
-        rest += [s for s in declined if declines_as_impossible(s) and not has_cue(s)]
         failed = self._unsupported(context, rest, grounding)
         if failed is not None:
             return _states_unsupported(turn, failed, "declines, but also", threshold)
+        reasons = [s for s in declined if declines_as_impossible(s) and not has_cue(s)]
+        doubted = self._reasons(context, turn, reasons, grounding, threshold)
+        if doubted is not None:
+            return doubted
         offer = (
             " and offers a human or asks for contacts" if any(map(offers_help, sentences)) else ""
         )
@@ -277,6 +279,46 @@ class Refusal(BaseMetric[RefusalSettings]):
         said = f" after {len(claims)} statement(s) the context supports" if claims else ""
         return result(
             NAME, turn, Outcome.PASS, f"escalates: offers a human or asks for contacts{said}"
+        )
+
+    def _reasons(
+        self,
+        context: MetricContext,
+        turn: Turn,
+        reasons: list[str],
+        grounding: Grounding,
+        threshold: float,
+    ) -> MetricResult | None:
+        """A request declined as impossible ("basic economy flights cannot be modified")
+        is honest when the context states that rule. One the context proves wrong (a name
+        or value it does not hold, a contradiction) fails, quoting the proof; one no
+        passage states is ``unverified`` — a judge would decide it, it is no failure."""
+        if not reasons:
+            return None
+        thresholds = Thresholds(_CLAIMS.similarity_threshold, _CLAIMS.overlap_threshold)
+        checks = check_claims(reasons, grounding, context.comparator, thresholds)
+        wrong = next((c for c in checks if c.proven_wrong), None)
+        if wrong is not None:
+            return result(
+                NAME,
+                turn,
+                Outcome.FAIL,
+                f"declines as impossible for a reason the context contradicts: {wrong.why}",
+                score=0.0,
+                threshold=threshold,
+                evidence=[claim_proof(turn, wrong)],
+            )
+        doubts = [unverified_claim(c) for c in checks if not c.supported]
+        if not doubts:
+            return None
+        return result(
+            NAME,
+            turn,
+            Outcome.UNVERIFIED,
+            f"declines as impossible, but no passage states the rule it gives: "
+            f"{doubts[0].claim!r}; a judge (metrics.refusal.judge) would decide it",
+            threshold=threshold,
+            unverified=doubts,
         )
 
     def _unsupported(
