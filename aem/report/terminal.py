@@ -137,7 +137,7 @@ def no_case_lines(report: AuditReport) -> list[Text]:
         Text("no case matched any session", style="yellow")
         + Text(
             ": checks that need a case (expected calls, facts, key points) did not run; "
-            "case session_ids must equal the sessions' ids"
+            "give cases with --cases, their session_ids equal to the sessions' ids"
         )
     ]
 
