@@ -320,6 +320,19 @@ ARGUMENT_ERROR_CUES = re.compile(
     r"|отсутству\w*|превышает|недостаточно|не хватает|неизвестн\w*",
     re.IGNORECASE,
 )
+# A tool error in which the world declines a well-formed request — no seats, not available
+# on that date, sold out —: the call asked for something the world does not have. Told to
+# the user and left alone, it is the world's answer, not the agent's failure
+# (aem.evidence.recovery.reported_decline). Balances and limits are not here: the agent
+# could read those before it asked.
+WORLD_DECLINE_CUES = re.compile(
+    r"\b(?:not available (?:on|for|at|in)\b|no longer available|sold out|fully booked"
+    r"|(?:no|not enough) (?:available )?(?:seats?|rooms?|tickets?|vacanc\w+|availability"
+    r"|capacity|stock|slots?)\b|out of stock)"
+    r"|нет (?:свободных )?мест|недостаточно (?:свободных )?мест|мест нет|распродан\w*"
+    r"|нет в наличии|недоступ\w* на (?:дату|это время)",
+    re.IGNORECASE,
+)
 # What an error may call an argument instead of naming it ("no route for the given
 # airports" names origin and destination): the beginnings of the words an error says, the
 # words of the argument names that kind covers, and the shape of a value of that kind as

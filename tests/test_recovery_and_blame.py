@@ -298,3 +298,50 @@ def test_a_traceback_quoting_the_code_does_not_name_the_code_argument() -> None:
     assert named_arguments({"payment_id": "gift_card_7"}, "gift card balance too low") == {
         "payment_id"
     }
+
+
+# --- the world declines, the agent tells the user ----------------------------------------
+
+SEATS = {"flight": "QX451", "date": "2026-05-20", "cabin": "economy"}
+
+
+def _declined(error: str, *after: Any) -> list[Any]:
+    """``tool_execution`` on a booking the world declined with ``error``, then ``after``."""
+    from aem.metrics.tool_execution import ToolExecution
+    from aem.testing import make_session, make_tool_call, run_metric
+
+    session = make_session(make_tool_call("book_seat", SEATS, error=error), *after)
+    return run_metric(ToolExecution(), session)
+
+
+@pytest.mark.parametrize(
+    ("error", "told"),
+    [
+        ("not enough seats on flight QX451", "Sorry, there aren't enough seats on QX451."),
+        ("flight QX451 not available on date 2026-05-20", "QX451 is not available that day."),
+        ("sold out", "Unfortunately that fare is sold out; shall I look at another date?"),
+        ("Недостаточно мест на рейсе QX451", "К сожалению, на рейсе QX451 нет мест."),
+    ],
+    ids=["seats", "date", "sold-out", "ru"],
+)
+def test_a_decline_of_the_world_told_to_the_user_is_no_failure(error: str, told: str) -> None:
+    from aem.testing import make_turn
+
+    [verdict] = _declined(error, make_turn("answer", text=told))
+    assert verdict.outcome.value == "pass", verdict.explanation
+    assert "t2 told the user" in verdict.explanation
+    assert [e.span_id for e in verdict.evidence][1] is not None
+
+
+def test_a_decline_asked_again_or_kept_from_the_user_fails() -> None:
+    from aem.testing import make_tool_call, make_turn
+
+    error = "not enough seats on flight QX451"
+    told = make_turn("answer", text="There are no seats left on QX451.")
+    again = _declined(error, told, make_tool_call("book_seat", SEATS, error=error))
+    assert again[0].outcome.value == "fail", "asking again what the world refused is no report"
+    silent = _declined(error, make_turn("answer", text="Your trip is all set for May 20."))
+    assert silent[0].outcome.value == "fail", "an answer that does not say it hides it"
+    # An error about the call itself stays the agent's, told or not.
+    invalid = _declined("flight QX451 is not a valid flight", told)
+    assert invalid[0].outcome.value == "fail"

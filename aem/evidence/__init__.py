@@ -28,7 +28,7 @@ from aem.evidence.queries import (
     task_texts,
     tool_turns,
 )
-from aem.evidence.recovery import recovered_by
+from aem.evidence.recovery import recovered_by, reported_decline
 from aem.evidence.refusal_cues import (
     EXEMPLARS,
     cyrillic,
@@ -76,6 +76,7 @@ __all__ = [
     "match_session",
     "offers_help",
     "recovered_by",
+    "reported_decline",
     "resolve",
     "seen_by",
     "sentence_pieces",

@@ -18,6 +18,10 @@ error says was wrong. The error is read first (:func:`error_kind`):
   certificate_9312``), or by kind ("no route for the given airports" names ``origin``
   and ``destination``): those were what the retry had to change, so they are not
   compared (:func:`named_arguments`).
+
+One error is neither recovered nor the agent's failure: the world declining a well-formed
+request (no seats, not available on that date) that the agent then told the user about
+and did not ask again (:func:`reported_decline`).
 """
 
 from __future__ import annotations
@@ -35,14 +39,18 @@ from aem.model import Turn
 from aem.vocabulary import (
     ARGUMENT_ERROR_CUES,
     ARGUMENT_KINDS,
+    NEGATIONS,
     STOP_WORDS,
     TRANSIENT_ERROR_CUES,
+    WORLD_DECLINE_CUES,
 )
 
 if TYPE_CHECKING:
     from aem.compare import SemanticComparator
 
 _WORD = re.compile(r"[^\W\d_]+")
+_TOKEN = re.compile(r"[\w'’]+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 # The longest value read as an identifier whose words may name it (ids, codes, slugs).
 _IDENTIFIER_LENGTH = 64
 
@@ -98,6 +106,66 @@ def recovered_by(
         ):
             return candidate
     return None
+
+
+def reported_decline(
+    turn: Turn, later: Sequence[Turn], comparator: SemanticComparator, settings: MatchSettings
+) -> Turn | None:
+    """The answer that told the user the world declined ``turn``'s call, if the agent
+    then left it: the error says the world lacks what was asked (``WORLD_DECLINE_CUES``:
+    no seats, not available on that date), the first answer after the call in its
+    context says so — one sentence holds a negation and names what the error names (an
+    identifier or value with a digit, else the decline itself) —, and no later call
+    repeats the request (the same tool, every argument equivalent).
+
+    Asking again what the world refused is a failure (``tool_repetition`` reports it
+    too); reporting it is what the user needed."""
+    failed = turn.tool_call
+    assert failed is not None
+    error = failed.error or ""
+    if not WORLD_DECLINE_CUES.search(error):
+        return None
+    after = [t for t in later if t.index > turn.index and t.context == turn.context]
+    if _asked_again(turn, after, comparator, settings):
+        return None
+    answer = next((t for t in after if t.kind.value == "answer" and t.text), None)
+    if answer is None or answer.text is None or not _tells(answer.text, error):
+        return None
+    return answer
+
+
+def _asked_again(
+    turn: Turn, later: Sequence[Turn], comparator: SemanticComparator, settings: MatchSettings
+) -> bool:
+    """A later call of the same tool with every argument equivalent to ``turn``'s."""
+    failed = turn.tool_call
+    assert failed is not None
+    key = tool_key(failed.name)
+    rules = CallRules(dict(_arguments(failed.arguments)))
+    judge = ArgumentJudge(comparator, settings)
+    return any(
+        t.tool_call is not None
+        and tool_key(t.tool_call.name) == key
+        and not argument_mismatches(rules, _arguments(t.tool_call.arguments), judge, True)
+        for t in later
+    )
+
+
+def _tells(text: str, error: str) -> bool:
+    """A sentence of ``text`` says the error to the user: a negation beside what the
+    error names — its identifiers ("HAT290"), else its numbers, or, when it has neither,
+    the decline it states ("sold out")."""
+    tokens = [w.casefold() for w in _TOKEN.findall(error) if any(c.isdigit() for c in w)]
+    identifiers = {w for w in tokens if any(c.isalpha() for c in w)}
+    names = identifiers or {w for w in tokens if len(w) >= 2}
+    decline = WORLD_DECLINE_CUES.search(error)
+    for sentence in _SENTENCE_END.split(text):
+        words = {w.casefold().replace("’", "'") for w in _TOKEN.findall(sentence)}
+        if not (words & NEGATIONS or WORLD_DECLINE_CUES.search(sentence)):
+            continue
+        if names & words or (not names and decline and WORLD_DECLINE_CUES.search(sentence)):
+            return True
+    return False
 
 
 def named_arguments(

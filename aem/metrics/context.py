@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from aem import evidence
 from aem.cases import Case
-from aem.evidence import Seen, SessionMatch, recovered_by
+from aem.evidence import Seen, SessionMatch, recovered_by, reported_decline
 from aem.graph import Ancestry, ancestry
 from aem.metrics.services import EvaluationServices
 from aem.model import Session, Turn
@@ -103,6 +103,11 @@ class MetricContext:
                 turn, self.tool_turns, self.comparator, self.services.matching
             )
         return known[turn.turn_id]
+
+    def reported_decline(self, turn: Turn) -> Turn | None:
+        """The answer that told the user the world declined ``turn``'s call, which the
+        agent then left alone (:func:`aem.evidence.recovery.reported_decline`)."""
+        return reported_decline(turn, self.session.turns, self.comparator, self.services.matching)
 
     def seen(self, turn: Turn) -> Seen:
         """What ``turn`` could see (inputs, facts, ancestors' results), gathered once."""

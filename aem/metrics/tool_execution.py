@@ -8,8 +8,10 @@ equivalent arguments — in the same context succeeded; the rule is
 :func:`aem.evidence.recovery.recovered_by`, which the claimed-success check shares) follows
 ``[metrics.tool_execution] recovered_error_outcome``. The error is read first: a
 transient one (timeout, 5xx, rate limit) is recovered only by the same call succeeding;
-one about an argument by a call that changes the argument it names. Every failure's
-evidence quotes the error, its kind and the call.
+one about an argument by a call that changes the argument it names. The world declining
+a well-formed request (no seats, not available on that date) passes when the next answer
+tells the user and the agent does not ask again. Every failure's evidence quotes the
+error, its kind and the call.
 """
 
 from __future__ import annotations
@@ -75,7 +77,7 @@ class ToolExecution(BaseMetric[ToolExecutionSettings]):
             call = turn.tool_call
             assert call is not None
             if call.error:
-                yield self._failed(turn, context.recovery(turn))
+                yield self._failed(turn, context.recovery(turn), context)
             elif not call.executed and not call.has_result:
                 yield result(NAME, turn, Outcome.SKIP, "no tool span and no result in the trace")
             elif call.has_result and _is_empty(call.result) and _expects_data(context, call.name):
@@ -97,8 +99,9 @@ class ToolExecution(BaseMetric[ToolExecutionSettings]):
             else:
                 yield result(NAME, turn, Outcome.PASS, f"tool {call.name} succeeded", score=1.0)
 
-    def _failed(self, turn: Turn, recovery: Turn | None) -> MetricResult:
-        """A failed call: a root cause, unless recovered and recoveries are configured to pass."""
+    def _failed(self, turn: Turn, recovery: Turn | None, context: MetricContext) -> MetricResult:
+        """A failed call: a root cause, unless recovered (and recoveries are configured to
+        pass) or declined by the world and reported to the user."""
         call = turn.tool_call
         assert call is not None and call.error is not None
         kind = error_kind(call.error, call.error_type)
@@ -113,6 +116,21 @@ class ToolExecution(BaseMetric[ToolExecutionSettings]):
             if call.error_type and not call.error.startswith(call.error_type)
             else ""
         )
+        told = context.reported_decline(turn) if recovery is None else None
+        if told is not None:
+            return result(
+                NAME,
+                turn,
+                Outcome.PASS,
+                f"tool {call.name} was declined ({label}{call.error}); {told.turn_id} told the "
+                "user and the request was not repeated: the world's answer, reported, is no "
+                "failure of the agent",
+                score=1.0,
+                evidence=[
+                    where,
+                    Evidence(span_id=told.span_ids[0], field="text", actual=told.text),
+                ],
+            )
         if recovery is None:
             return result(
                 NAME,
