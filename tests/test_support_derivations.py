@@ -151,6 +151,37 @@ def test_a_date_with_a_year_must_match_the_year() -> None:
     assert not _verdict("Due March 1, 2025.", "March 1, 2025", "due on 1 March").fails
 
 
+def test_a_time_written_with_a_day_offset_moves_the_record_to_the_next_day() -> None:
+    # The date is what the call asked for; the result's arrival is written "+1".
+    search = ("t1 search_trains arguments", '{"from": "Lyon", "date": "2026-06-12"}')
+    rows = ("t1 search_trains result", '[{"train": "NX9", "arrival": "00:10:00+1"}]')
+    assert _verdict("NX9 arrives June 13, 2026.", "June 13, 2026", search, rows).status == (
+        "supported"
+    )
+    assert _verdict("NX9 arrives June 14, 2026.", "June 14, 2026", search, rows).fails
+    # Without the offset the next day is nobody's record; an ISO zone offset is no day.
+    same_day = ("t1 search_trains result", '[{"train": "NX9", "arrival": "23:50:00"}]')
+    assert _verdict("NX9 arrives June 13, 2026.", "June 13, 2026", search, same_day).fails
+    zoned = ("t1 search_trains result", '[{"train": "NX9", "arrival": "23:50+01:00"}]')
+    assert _verdict("NX9 arrives June 13, 2026.", "June 13, 2026", search, zoned).fails
+    # Another call's offset moves no date of this one.
+    other = ("t2 search_buses result", '[{"bus": "B1", "arrival": "00:30+1"}]')
+    assert _verdict("NX9 arrives June 13, 2026.", "June 13, 2026", search, same_day, other).fails
+
+
+def test_both_metrics_read_the_day_offset_of_a_call_result() -> None:
+    call = make_tool_call(
+        "search_trains",
+        {"from": "Lyon", "date": "2026-06-12"},
+        result=[{"train": "NX9", "arrival": "00:10:00+1"}],
+    )
+    for day, fails in (("June 13, 2026", False), ("June 15, 2026", True)):
+        turns = (call, make_turn("answer", text=f"Train NX9 arrives on {day}."))
+        truthful, grounded = _truthful(*turns), _grounded(*turns)
+        assert (truthful.outcome == "fail") is fails, truthful.explanation
+        assert (grounded.outcome == "fail") is fails, grounded.explanation
+
+
 def test_a_value_under_the_same_key_is_contradicted() -> None:
     record = '{"reservation": {"total_price": 480, "fee": 20}}'
     verdict = _verdict("Total price: $503.", "$503", ("t1 get result", record))

@@ -43,6 +43,11 @@ _VERBATIM_DIGITS = 4
 _LONG_DIGITS = 6
 _BARE_DIGITS = re.compile(r"^\d+$")
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")
+# A time written with a day offset, as schedules write an arrival after midnight:
+# "00:00:00+1", "01:30 (+1)" — the day after the record's date.
+_DAY_OFFSET = re.compile(r"(?<!\d)\d{1,2}:\d{2}(?::\d{2})?\s?\(?\+([1-3])\)?(?![\d:])")
+# What a source's name ends with; a call's arguments and its result share the rest.
+_SOURCE_PART = re.compile(r" (?:arguments|result)$")
 # "24-hour" is "24 hours" said as an adjective: the count with its unit word.
 # "2-year-old" is an age: the count alone ("kid age 2") states it.
 _DURATION = re.compile(
@@ -154,6 +159,33 @@ class Quantity:
 
 
 @dataclass
+class _DayOffsets:
+    """The days a day-offset time moves a record to: an arrival at "00:00:00+1" in the
+    result of a search for 2024-05-25 is on 2024-05-26. The date may be in the same text
+    or in the call's arguments (a search's date is what it was asked for); each derived
+    day is quoted as that date plus the offset."""
+
+    dates: dict[str, list[tuple[date, date, str]]] = field(default_factory=dict)
+    shifts: dict[str, set[int]] = field(default_factory=dict)
+
+    def note(self, source: str, text: str, dates: list[tuple[date, date, str]]) -> None:
+        call = _SOURCE_PART.sub("", source)
+        self.dates.setdefault(call, []).extend(d for d in dates if d[0] == d[1])
+        found = {int(m.group(1)) for m in _DAY_OFFSET.finditer(text)}
+        if found:
+            self.shifts.setdefault(call, set()).update(found)
+
+    def days_after(self) -> list[tuple[date, date, str]]:
+        derived = []
+        for call, shifts in self.shifts.items():
+            for day, _, raw in self.dates.get(call, []):
+                for shift in sorted(shifts):
+                    moved = day + timedelta(days=shift)
+                    derived.append((moved, moved, f"{raw} +{shift} day (a time written +{shift})"))
+        return derived
+
+
+@dataclass
 class SeenValues:
     """Normalised values from everything a turn could see."""
 
@@ -181,6 +213,7 @@ class SeenValues:
         evidence = cls()
         chunks = []
         documents: dict[str, int] = {}
+        offsets = _DayOffsets()
         for item in texts:
             source, text = item if isinstance(item, tuple) else ("input", item)
             if not text:
@@ -189,7 +222,10 @@ class SeenValues:
                 chunks.append(text.lower())
                 if source.endswith(" documents"):
                     documents[source] = documents.get(source, 0) + 1
+            before = len(evidence.dates)
             evidence._add(text, source, settings, keyed)
+            offsets.note(source, text, evidence.dates[before:])
+        evidence.dates.extend(offsets.days_after())
         evidence.counts.extend(
             Quantity(float(n), f"{n} documents", None, "documents", source)
             for source, n in documents.items()
