@@ -110,6 +110,24 @@ def test_a_remainder_of_a_stated_balance() -> None:
     assert verdict.how == "derived" and "$500 - $329" in verdict.quote
 
 
+def test_the_last_share_of_a_split_is_the_total_less_the_others() -> None:
+    wallet = ("t1 get_wallet result", '{"voucher": {"amount": 90}, "card": {"last4": "4242"}}')
+    total = ("t2 price result", '{"total": 240}')
+    answer = "Payment:\n- Voucher: €90\n- Card: €150\n\nShall I go ahead?"
+    verdict = _verdict(answer, "€150", wallet, total)
+    assert verdict.how == "derived" and "240 - €90" in verdict.quote, verdict.quote
+    # Shares that do not add up to a seen total, a share nothing holds, or amounts
+    # outside one list prove nothing.
+    assert _verdict(answer.replace("€150", "€160"), "€160", wallet, total).fails
+    other = "Payment:\n- Voucher: €80\n- Card: €160"
+    assert _verdict(other, "€160", wallet, total).fails
+    # The answer's own total is the one the split makes, not an older one in view.
+    restated = "The total is now €260.\n\n- Voucher: €90\n- Card: €150"
+    assert _verdict(restated, "€150", wallet, total).fails
+    prose = "The voucher pays €90.\n\nThe card pays €150."
+    assert _verdict(prose, "€150", wallet, total).fails
+
+
 def test_a_product_of_a_count_and_a_per_unit_value() -> None:
     policy = "Each passenger may check 2 free bags per passenger."
     answer = "With two passengers you get 4 free bags."

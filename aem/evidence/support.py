@@ -641,6 +641,9 @@ def derive(
         written = None if shown is None else (shown.expression if shown.holds else "")
     if written is not None:
         return f"{claim.raw} = {written} (written out)" if written else None
+    share = _split_share(claim, number, tolerance, text, own_values, seen, settings)
+    if share is not None:
+        return f"{claim.raw} = {share} (share of a split)"
     cue = aggregate_cue(text, claim.start, claim.end)
     if cue is None:
         return None
@@ -685,6 +688,93 @@ def _aggregate(
     if how is None and claim.unit is not None:
         how = _scaled(number, tolerance, _counts(text, own_values), pools, cue.operations)
     return how
+
+
+_LIST_ITEM = re.compile(r"\s*(?:[-*•]|\d{1,2}[.)])\s")
+
+
+def _split_share(
+    claim: StatedValue,
+    number: float,
+    tolerance: float,
+    text: str,
+    own: list[StatedValue],
+    seen: SeenValues,
+    settings: CompareSettings,
+) -> str | None:
+    """The last share of a split the answer lists: "Gift Card: $128 / Credit Card: $171"
+    of a $299 total is $299 - $128. The claim is an item of one list of the answer's,
+    the items' amounts (in the claim's currency or unit) add up to a total the turn saw
+    (:func:`_is_total`), and every other item's amount is seen as it is — so the claim
+    is what remains."""
+    if claim.unit is None:
+        return None
+    block = _list_block(text, claim.start)
+    if block is None:
+        return None
+    start, end = block
+    others = [
+        v for v in own if v.unit == claim.unit and start <= v.start < end and v.kind == "number"
+    ]
+    if not others:
+        return None
+    if not all(seen.supports(v, settings) for v in others):
+        return None
+    total = number + sum(_amount(v) for v in others)
+    stated = [_amount(v) for v in own if v.unit == claim.unit and _said_as_total(v, text)]
+    if stated and not any(_near(t, total, tolerance) for t in stated):
+        return None  # the answer's own total is the one the split must make
+    for held in seen.quantities:
+        if (
+            held.unit in (claim.unit, None)
+            and _is_total(held)
+            and _near(held.value, total, tolerance)
+        ):
+            parts = " - ".join(v.raw for v in others)
+            return f"{held.raw} - {parts}, the total from {held.source}"
+    return None
+
+
+_TOTAL_KEY = re.compile(r"total|sum|due|grand", re.IGNORECASE)
+_TOTAL_WORDS = re.compile(r"\btotal\b|\bamount due\b|\bin all\b|\bитого\b|\bвсего\b", re.IGNORECASE)
+
+
+def _is_total(held: Quantity) -> bool:
+    """A quantity that is a total by how it was made: arithmetic the agent had computed
+    (a calculator's expression) or a record's value under a total's key. Any other
+    number in view would make some split add up by coincidence."""
+    if held.source.startswith("arithmetic"):
+        return True
+    leaf = (held.key or "").rsplit(".", 1)[-1]
+    return bool(_TOTAL_KEY.search(leaf))
+
+
+def _said_as_total(value: StatedValue, text: str) -> bool:
+    """The answer calls this amount a total ("The total cost … is $305")."""
+    line = text[max(text.rfind("\n", 0, value.start) + 1, value.start - _LABEL_REACH) : value.start]
+    return bool(_TOTAL_WORDS.search(line))
+
+
+def _amount(value: StatedValue) -> float:
+    return float(value.value)  # type: ignore[arg-type]
+
+
+def _list_block(text: str, at: int) -> tuple[int, int] | None:
+    """The span of the list whose item holds position ``at``: the run of consecutive
+    list-item lines around it; None when that line is no list item."""
+    lines = text.split("\n")
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    index = next(i for i in range(len(lines)) if offsets[i + 1] > at)
+    if not _LIST_ITEM.match(lines[index]):
+        return None
+    first = last = index
+    while first > 0 and _LIST_ITEM.match(lines[first - 1]):
+        first -= 1
+    while last + 1 < len(lines) and _LIST_ITEM.match(lines[last + 1]):
+        last += 1
+    return offsets[first], offsets[last + 1]
 
 
 def _position(quantity: Quantity) -> int:
