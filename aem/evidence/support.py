@@ -766,7 +766,9 @@ def _list_block(text: str, at: int) -> tuple[int, int] | None:
     offsets = [0]
     for line in lines:
         offsets.append(offsets[-1] + len(line) + 1)
-    index = next(i for i in range(len(lines)) if offsets[i + 1] > at)
+    index = next((i for i in range(len(lines)) if offsets[i + 1] > at), None)
+    if index is None:
+        return None  # a position in another text than this one
     if not _LIST_ITEM.match(lines[index]):
         return None
     first = last = index
