@@ -134,7 +134,12 @@ def audit_paths(
         engine.finish()
     finally:
         engine.close()
-    report = build_report(outcomes.reports, issues, spans_read=reading.spans_read)
+    report = build_report(
+        outcomes.reports,
+        issues,
+        spans_read=reading.spans_read,
+        unsupported=config.verdicts.unsupported,
+    )
     report.peak_open_sessions = reading.peak_open
     return report
 

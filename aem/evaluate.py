@@ -7,6 +7,7 @@ all call it, so a verdict is the same whichever way the spans arrived.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Literal
 
 import networkx as nx
 
@@ -83,7 +84,12 @@ class Evaluator:
             for tid, results in by_turn.items()
             if any(r.outcome is Outcome.FAIL and r.name not in observations for r in results)
         }
-        labels = propagate_failures(graph, failed)
+        suspected = {
+            tid
+            for tid, results in by_turn.items()
+            if any(r.outcome is Outcome.UNVERIFIED and r.name not in observations for r in results)
+        }
+        labels = propagate_failures(graph, failed, suspected)
         verdicts = [
             _verdict(turn, *labels.get(turn.turn_id, (Label.OK, [])), by_turn.get(turn.turn_id, []))
             for turn in session.turns
@@ -109,6 +115,11 @@ class Evaluator:
                 self._root_cause(by_id[v.turn_id], v, noted, set())
                 for v in verdicts
                 if (noted := [m for m in v.failed_metrics if m in observations])
+            ],
+            suspects=[
+                self._root_cause(by_id[v.turn_id], v, _unverified_metrics(v), observations)
+                for v in verdicts
+                if v.label is Label.SUSPECT
             ],
         )
 
@@ -158,6 +169,11 @@ class Evaluator:
             signature=signature(failed_metrics[0], turn.kind.value, turn.name, category),
             agent=turn.agent,
         )
+
+
+def _unverified_metrics(verdict: TurnVerdict) -> list[str]:
+    """The metrics that left a turn ``unverified``: what a suspect is ranked by."""
+    return [m.name for m in verdict.metrics if m.outcome is Outcome.UNVERIFIED]
 
 
 def turn_edges(graph: nx.DiGraph, turns: list[Turn]) -> list[TurnEdge]:
@@ -229,6 +245,7 @@ def build_report(
     issues: Iterable[InputIssue] = (),
     *,
     spans_read: int = 0,
+    unsupported: Literal["suspect", "fail"] = "suspect",
 ) -> AuditReport:
     """The JSON report: sessions, ranked root causes, and every input problem counted."""
     sessions = sorted(reports, key=lambda r: r.session_id)
@@ -248,6 +265,11 @@ def build_report(
             total_spans_skipped=sum(i.spans_skipped for i in all_issues), by_kind=by_kind
         ),
         sessions_with_root_cause=sum(1 for r in sessions if r.root_causes),
+        sessions_with_suspect_only=sum(1 for r in sessions if r.suspects and not r.root_causes),
+        suspects=rank_root_causes(
+            r.model_copy(update={"root_causes": r.suspects}) for r in sessions
+        ),
+        unsupported=unsupported,
         observations=rank_root_causes(
             r.model_copy(update={"root_causes": r.observations}) for r in sessions
         ),

@@ -263,6 +263,9 @@ class Label(StrEnum):
     OK = "ok"
     ROOT_CAUSE = "root_cause"
     PRIOR_ACTION_FAILED = "prior_action_failed"
+    # Where to look when nothing is proven: the earliest turn of its branch left
+    # ``unverified`` with no failure upstream. Never a root cause, never propagated.
+    SUSPECT = "suspect"
 
 
 class TurnVerdict(_Shipped):
@@ -323,6 +326,9 @@ class SessionReport(_Shipped):
     # Failures of observation metrics (latency, cost …): reported and ranked like root
     # causes, but never root causes and never propagated.
     observations: list[RootCause] = Field(default_factory=list)
+    # Turns labelled ``suspect`` (``metrics``: the ones that left them unverified): shown
+    # and ranked apart from root causes, never one.
+    suspects: list[RootCause] = Field(default_factory=list)
 
 
 class RankedRootCause(_Shipped):
@@ -394,6 +400,13 @@ class AuditReport(_Shipped):
     issues: list[InputIssue] = Field(default_factory=list)
     skipped: SkippedSummary = Field(default_factory=SkippedSummary)
     sessions_with_root_cause: int = 0
+    # Sessions with no proven root cause but at least one suspect turn.
+    sessions_with_suspect_only: int = 0
+    # Suspect turns across sessions, ranked as root causes are (never among them).
+    suspects: list[RankedRootCause] = Field(default_factory=list)
+    # What an unsupported value was in this run: ``suspect`` (unverified, the default) or
+    # ``fail`` (``[verdicts] unsupported = "fail"``).
+    unsupported: Literal["suspect", "fail"] = "suspect"
     # Observation failures across sessions, ranked as root causes are (never among them).
     observations: list[RankedRootCause] = Field(default_factory=list)
     spans_read: int = 0

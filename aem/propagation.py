@@ -17,9 +17,13 @@ from aem.model import Label
 
 
 def propagate_failures(
-    graph: nx.DiGraph, failed: Iterable[str]
+    graph: nx.DiGraph, failed: Iterable[str], suspected: Iterable[str] = ()
 ) -> dict[str, tuple[Label, list[str]]]:
     """Label every node: ``(label, inherited_from)``.
+
+    ``suspected`` are turns left ``unverified`` (a value nothing proves or disproves):
+    the earliest of each branch with no failed ancestor, and not failed itself, is a
+    ``suspect`` — where to look when nothing is proven; it propagates nothing.
 
     >>> g = nx.DiGraph([("t1", "t2"), ("t2", "t3"), ("t4", "t3")])
     >>> labels = propagate_failures(g, {"t1", "t3"})
@@ -37,12 +41,32 @@ def propagate_failures(
         for node in downstream[root]:
             if node in failed_set:
                 inherited.setdefault(node, []).append(root)
+    suspects = _earliest_suspects(graph, set(suspected) - failed_set - tainted)
     labels: dict[str, tuple[Label, list[str]]] = {}
     for node in graph.nodes:
-        if node in roots:
+        if node in suspects:
+            labels[node] = (Label.SUSPECT, [])
+        elif node in roots:
             labels[node] = (Label.ROOT_CAUSE, [])
         elif node in failed_set:
             labels[node] = (Label.PRIOR_ACTION_FAILED, inherited.get(node, []))
         else:
             labels[node] = (Label.OK, [])
     return labels
+
+
+def _earliest_suspects(graph: nx.DiGraph, candidates: set[str]) -> set[str]:
+    """The candidates no other candidate precedes in the graph: the first doubt of each
+    branch (a later turn repeating it adds no new place to look).
+
+    >>> g = nx.DiGraph([("t1", "t2"), ("t2", "t3"), ("t1", "t4")])
+    >>> sorted(_earliest_suspects(g, {"t2", "t3", "t4"}))
+    ['t2', 't4']
+    """
+    if not candidates:
+        return set()
+    below: set[str] = set()
+    for node in candidates:
+        if node not in below and node in graph:
+            below |= nx.descendants(graph, node)
+    return {node for node in candidates if node not in below}

@@ -31,4 +31,4 @@ def services_from(
     def judge(name: str) -> Judge:
         return build_judge(name, config, factory)
 
-    return EvaluationServices(config.compare, config.matching, judge, factory)
+    return EvaluationServices(config.compare, config.matching, judge, factory, config.verdicts)

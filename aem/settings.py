@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -121,12 +121,33 @@ class AssemblySettings(StrictSettings):
         return self.max_session_turns or None
 
 
+class VerdictSettings(StrictSettings):
+    """What a verdict may rest on (docs/semantics.md, "A fail is a proof").
+
+    A value the trace neither supports nor contradicts is, by default, a *suspect*: the
+    metric says ``unverified``, the turn may be labelled ``suspect``, nothing fails.
+    Teams that want every unsupported value to fail set ``fail``.
+    """
+
+    unsupported: Literal["suspect", "fail"] = Field(
+        default="suspect",
+        description="an unsupported value (stated, neither supported nor contradicted by the "
+        "trace): 'suspect' = unverified, ranked apart; 'fail' = a failure like a contradiction",
+    )
+
+    @property
+    def unsupported_fails(self) -> bool:
+        """Whether an unsupported value fails its turn (the strict teams' setting)."""
+        return self.unsupported == "fail"
+
+
 class AemConfig(StrictSettings):
     compare: CompareSettings = Field(default_factory=CompareSettings)
     matching: MatchSettings = Field(default_factory=MatchSettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     taxonomy: list[TaxonomyRule] = Field(default_factory=list)
     assembly: AssemblySettings = Field(default_factory=AssemblySettings)
+    verdicts: VerdictSettings = Field(default_factory=VerdictSettings)
     # Named judges for the LLM checks and ``judge.step`` (aem.judges.settings); the
     # embedded judge exists without a table.
     judges: dict[str, JudgeSettings] = Field(default_factory=dict)

@@ -157,7 +157,9 @@ def _audit(
         evaluated.select_columns(["session_id", "root_causes", "cut", "report"]).write_parquet(
             str(output)
         )
-    return _ranked(decoded, evaluated, issues)
+    report = _ranked(decoded, evaluated, issues)
+    report.unsupported = config.verdicts.unsupported
+    return report
 
 
 def _actor_config(config: AemConfig) -> AemConfig:

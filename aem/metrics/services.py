@@ -11,12 +11,13 @@ it is what knows how to build a judge or a comparator).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from aem.compare.settings import CompareSettings
 from aem.judges.base import Judge
 from aem.matching.settings import MatchSettings
+from aem.settings import VerdictSettings
 
 if TYPE_CHECKING:
     from aem.compare import SemanticComparator
@@ -31,6 +32,7 @@ class EvaluationServices:
     matching: MatchSettings
     judge: Callable[[str], Judge]
     comparator_factory: Callable[[], SemanticComparator]
+    verdicts: VerdictSettings = field(default_factory=VerdictSettings)
 
     def comparator(self) -> SemanticComparator:
         """The semantic comparator (shared across sessions when the evaluator gives one)."""
