@@ -17,6 +17,10 @@ Why it is safe with hostile traces: every string in a report may come from a tra
   their SHA-256 hashes: an injected ``<script>`` or event handler would not run even if
   escaping failed somewhere (the browser tests check both layers separately).
 
+Why suspects have their own ranking and colour: a ``suspect`` turn (a value the trace
+neither supports nor contradicts, nothing failed upstream) is where to look when nothing
+is proven; among the root causes, or in their red, it would read as a failure.
+
 Why the browser renders sessions and Python renders the summary: a report of 10,000
 sessions would be tens of megabytes of HTML if every turn table were pre-rendered; as
 JSON it is parsed once, filtered in memory and drawn a page (or one session) at a time.
@@ -41,7 +45,7 @@ import orjson
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from aem.model import AuditReport, Outcome, SessionReport, TurnVerdict
+from aem.model import AuditReport, Outcome, RootCause, SessionReport, TurnVerdict
 from aem.ranking import report_categories, signature
 
 # Bytes that could end the <script> element, open a comment or CDATA, or (U+2028/9) end a
@@ -128,11 +132,12 @@ def unchecked_turns(report: AuditReport) -> tuple[int, int]:
     return sum(1 for t in turns if is_unchecked(t)), len(turns)
 
 
-def _signatures(session: SessionReport) -> set[str]:
-    """The ranking signatures a session's root causes count towards (as aem.ranking)."""
+def _signatures(session: SessionReport, *, suspects: bool = False) -> set[str]:
+    """The ranking signatures a session's root causes (or, with ``suspects``, its
+    suspects) count towards (as aem.ranking)."""
     return {
         signature(metric, cause.kind.value, cause.name, cause.category)
-        for cause in session.root_causes
+        for cause in (session.suspects if suspects else session.root_causes)
         for metric in cause.metrics
     }
 
@@ -148,11 +153,15 @@ def _notes(session: SessionReport) -> str:
     return "; ".join(notes)
 
 
-def _session_index(session: SessionReport, ranking: list[int]) -> dict[str, Any]:
+def _session_index(
+    session: SessionReport, ranking: list[int], suspect_ranking: list[int] | None = None
+) -> dict[str, Any]:
     """What the session list shows and filters on, without the turns' metrics.
 
     The page parses this for every session at load; the full sessions are parsed one at
     a time when opened (see :func:`_details_blob`), which is what keeps 10,000 fast.
+    ``suspects`` (its suspect turns) and ``suspect_ranking`` (the rows of the suspects'
+    ranking it counts towards) sit beside ``labels``, whose four counts keep their places.
     """
     labels: Counter[str] = Counter()
     failed: set[str] = set()
@@ -166,17 +175,25 @@ def _session_index(session: SessionReport, ranking: list[int]) -> dict[str, Any]
         "failed": sorted(failed),
         "categories": sorted({c.category or "" for c in session.root_causes}),
         "ranking": ranking,
-        "causes": [
-            [c.turn_id, ", ".join(c.metrics), str(c.kind), c.name, c.category or ""]
-            for c in session.root_causes
-        ],
+        "causes": _causes(session.root_causes),
+        "suspects": _causes(session.suspects),
+        "suspect_ranking": suspect_ranking or [],
         "notes": _notes(session),
         "traces": " ".join(session.trace_ids),
     }
 
 
-def _ranking_ids(sessions: Iterable[SessionReport], ids: dict[str, int]) -> list[int]:
-    found = set().union(*(_signatures(s) for s in sessions))
+def _causes(causes: Iterable[RootCause]) -> list[list[str]]:
+    """Root causes (or suspects) as the session list prints them: turn, metrics, where."""
+    return [
+        [c.turn_id, ", ".join(c.metrics), str(c.kind), c.name, c.category or ""] for c in causes
+    ]
+
+
+def _ranking_ids(
+    sessions: Iterable[SessionReport], ids: dict[str, int], *, suspects: bool = False
+) -> list[int]:
+    found = set().union(*(_signatures(s, suspects=suspects) for s in sessions))
     return sorted(ids[sig] for sig in found if sig in ids)
 
 
@@ -210,7 +227,8 @@ class RankRow:
     status: str = ""
 
 
-def _rank_rows(report: AuditReport) -> list[RankRow]:
+def _rank_rows(report: AuditReport, *, suspects: bool = False) -> list[RankRow]:
+    """The bars of the root-cause ranking, or with ``suspects`` of the suspects'."""
     return [
         RankRow(
             index=i,
@@ -223,7 +241,7 @@ def _rank_rows(report: AuditReport) -> list[RankRow]:
             share=r.share,
             examples=r.examples,
         )
-        for i, r in enumerate(report.ranking)
+        for i, r in enumerate(report.suspects if suspects else report.ranking)
     ]
 
 
@@ -279,8 +297,10 @@ def _render(context: dict[str, Any], data: dict[str, Any], details: list[str]) -
 
 
 def _summary_context(report: AuditReport) -> dict[str, Any]:
+    """What the page's summary shows of one run (the later one, when comparing)."""
     unchecked, turns = unchecked_turns(report)
     return {
+        "suspects": _rank_rows(report, suspects=True),
         "report": report,
         "metrics": metric_rows(report),
         "unchecked": unchecked,
@@ -306,15 +326,25 @@ def render_report(report: AuditReport, *, title: str = "AEM report") -> str:
     """The HTML page of one run."""
     rows = _rank_rows(report)
     ids = {row.signature: row.index for row in rows}
+    suspect_ids = _suspect_ids(report)
     data = {
         "mode": "report",
         "ranking": [_row_data(row) for row in rows],
-        "sessions": [_session_index(s, _ranking_ids([s], ids)) for s in report.sessions],
+        "suspects": [_row_data(row) for row in _rank_rows(report, suspects=True)],
+        "sessions": [
+            _session_index(s, _ranking_ids([s], ids), _ranking_ids([s], suspect_ids, suspects=True))
+            for s in report.sessions
+        ],
     }
     details = ['{"session":' + _dump(s) + "}" for s in report.sessions]
     context = _summary_context(report) | {"title": title, "mode": "report", "ranking": rows}
     context["rank_of"] = ids
     return _render(context, data, details)
+
+
+def _suspect_ids(report: AuditReport) -> dict[str, int]:
+    """Signature → row of the suspects' ranking (its own numbering, not the root causes')."""
+    return {r.signature: i for i, r in enumerate(report.suspects)}
 
 
 def _row_data(row: RankRow) -> dict[str, Any]:
@@ -384,14 +414,17 @@ def _compare_sessions(
     before: AuditReport, after: AuditReport, ids: dict[str, int]
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Index and details of the later run's sessions and of those only the earlier run
-    had; a signature of either version counts for the root-cause filter."""
+    had; a signature of either version counts for the root-cause filter (the suspects'
+    ranking is the later run's, and so is the filter on it)."""
     old = {s.session_id: s for s in before.sessions}
     new = {s.session_id: s for s in after.sessions}
+    suspect_ids = _suspect_ids(after)
     index, details = [], []
     for sid in sorted(old.keys() | new.keys()):
         then, now = old.get(sid), new.get(sid)
         versions = [v for v in (then, now) if v is not None]
-        entry = _session_index(versions[-1], _ranking_ids(versions, ids))
+        suspects = _ranking_ids([now], suspect_ids, suspects=True) if now else []
+        entry = _session_index(versions[-1], _ranking_ids(versions, ids), suspects)
         entry["status"] = session_status(then, now)
         index.append(entry)
         earlier = ',"before":' + _dump(then) if then is not None and now is not None else ""
@@ -406,7 +439,12 @@ def render_compare(
     rows = _compare_rows(before, after)
     ids = {row.signature: row.index for row in rows}
     index, details = _compare_sessions(before, after, ids)
-    data = {"mode": "compare", "ranking": [_row_data(row) for row in rows], "sessions": index}
+    data = {
+        "mode": "compare",
+        "ranking": [_row_data(row) for row in rows],
+        "suspects": [_row_data(row) for row in _rank_rows(after, suspects=True)],
+        "sessions": index,
+    }
     context = _summary_context(after) | {
         "title": title,
         "mode": "compare",

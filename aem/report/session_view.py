@@ -3,8 +3,13 @@ one explanation line per failed turn, and the legend of the labels they use.
 
 Why a selection: a run of 80 sessions printed every table (3,700 lines) and buried the
 ranking. Beyond :data:`SHOWN_SESSIONS` sessions the view tables only the first sessions
-with a root cause and says how many it left out; ``aem audit --all`` tables every
-session, and the ranking and the summary always count them all.
+with a root cause, then (room left) those with only suspects, and says how many it left
+out; ``aem audit --all`` tables every session, and the ranking and the summary always
+count them all.
+
+Why suspects have a colour and a line of their own: a ``suspect`` turn is where to look
+when nothing is proven (a value the trace neither supports nor contradicts); shown in
+the red or green of a verdict it would read as a failure or as fine, and it is neither.
 
 Why names do not wrap: a metric name folded at a column edge (``correctness.t`` /
 ``ruthfulness``) cannot be searched for or copied. A cell with several metrics puts one
@@ -32,16 +37,24 @@ SHOWN_SESSIONS = 10
 
 NOT_CHECKED = "– not checked"
 
+# Neither a verdict's red, yellow or green nor the cyan of unverified claim counts.
+SUSPECT_STYLE = "bold magenta"
+
 _LABEL_STYLE = {
     Label.OK: "green",
     Label.ROOT_CAUSE: "bold red",
     Label.PRIOR_ACTION_FAILED: "yellow",
+    Label.SUSPECT: SUSPECT_STYLE,
 }
 
 # What each label means, in the order the legend lists them (most urgent first).
 _LEGEND = (
     ("root_cause", "failed, and nothing it built on failed: fix this"),
     ("prior_action_failed ← tN", "failed after turn tN failed: fixing tN may fix it"),
+    (
+        "suspect",
+        "nothing proven; a value the trace neither supports nor contradicts: look here first",
+    ),
     ("ok", "no metric failed"),
     (NOT_CHECKED, "every metric skipped the turn: nothing was checked"),
 )
@@ -49,34 +62,47 @@ _LEGEND = (
 
 @dataclass(frozen=True)
 class SessionSelection:
-    """The sessions the view tables, and how many sessions with turns it leaves out."""
+    """The sessions the view tables, and how many sessions with turns it leaves out
+    (``omitted_failing`` of them with a root cause, ``omitted_suspect`` with only
+    suspects)."""
 
     shown: list[SessionReport]
     omitted: int
     omitted_failing: int
+    omitted_suspect: int = 0
 
 
 def select_sessions(
     report: AuditReport, *, every_session: bool = False, limit: int = SHOWN_SESSIONS
 ) -> SessionSelection:
     """Every session with turns when asked or when there are at most ``limit`` of them;
-    otherwise the first ``limit`` sessions with a root cause, in report order."""
+    otherwise the first ``limit`` sessions with a root cause, then, while room is left,
+    those with only suspects (a proof outranks a doubt), each in report order."""
     with_turns = [s for s in report.sessions if s.turns]
     if every_session or len(with_turns) <= limit:
         return SessionSelection(with_turns, 0, 0)
     failing = [s for s in with_turns if s.root_causes]
+    suspect_only = [s for s in with_turns if s.suspects and not s.root_causes]
+    shown = (failing + suspect_only)[:limit]
+    room = max(0, limit - len(failing))
     return SessionSelection(
-        failing[:limit], len(with_turns) - min(limit, len(failing)), max(0, len(failing) - limit)
+        shown,
+        len(with_turns) - len(shown),
+        max(0, len(failing) - limit),
+        len(suspect_only) - min(room, len(suspect_only)),
     )
 
 
 def omitted_line(selection: SessionSelection) -> Text | None:
-    """``not shown: 30 sessions (25 with a root cause, 5 without); aem audit --all …``."""
+    """``not shown: 30 sessions (25 with a root cause, 2 with suspects only, 3 without);
+    aem audit --all …``."""
     if not selection.omitted:
         return None
-    failing, passing = selection.omitted_failing, selection.omitted - selection.omitted_failing
+    failing, suspect = selection.omitted_failing, selection.omitted_suspect
+    rest = selection.omitted - failing - suspect
     parts = [f"{failing} with a root cause"] if failing else []
-    parts += [f"{passing} without"] if passing and failing else []
+    parts += [f"{suspect} with suspects only"] if suspect else []
+    parts += [f"{rest} without"] if rest and parts else []
     kinds = f" ({', '.join(parts)})" if parts else " without a root cause"
     return Text(
         f"not shown: {plural(selection.omitted, 'session')}{kinds}, counted in the ranking "
@@ -111,9 +137,18 @@ def session_table(report: SessionReport) -> Table:
             safe(turn.kind.value),
             safe(turn.name),
             label,
-            safe("\n".join(turn.failed_metrics)),
+            metrics_cell(turn),
         )
     return table
+
+
+def metrics_cell(turn: TurnVerdict) -> Text:
+    """The failed metrics, one per line; on a suspect turn (none failed) the metrics that
+    left it unverified, in the suspect colour, so the column still says where to look."""
+    if turn.label is Label.SUSPECT:
+        names = [m.name for m in turn.metrics if m.outcome is Outcome.UNVERIFIED]
+        return safe("\n".join(f"{name} ?" for name in names), style=SUSPECT_STYLE)
+    return safe("\n".join(turn.failed_metrics))
 
 
 def turn_label(turn: TurnVerdict) -> Text:
@@ -137,6 +172,19 @@ def root_cause_reasons(turn: TurnVerdict) -> list[Text]:
     return lines
 
 
+def suspect_reasons(turn: TurnVerdict) -> list[Text]:
+    """Why a turn is a suspect, one line per metric that left it unverified: the value
+    nothing confirmed, as the metric explains it (no fail: nothing to fix yet)."""
+    lines = []
+    for metric in turn.metrics:
+        if metric.outcome is Outcome.UNVERIFIED:
+            line = safe(f"  {turn.turn_id} suspect ", style=SUSPECT_STYLE)
+            line.append_text(safe(f"{metric.name}: ", style="bold"))
+            line.append_text(safe(cut(metric.explanation, 300)))
+            lines.append(line)
+    return lines
+
+
 def inherited_reason(turn: TurnVerdict, report: SessionReport) -> Text:
     """``t4 inherits t2 (tool_execution): own failure correctness.completeness: …``: the
     turns it inherits from with the metric each failed, then the turn's own first failed
@@ -154,8 +202,9 @@ def inherited_reason(turn: TurnVerdict, report: SessionReport) -> Text:
 
 
 def print_session(report: SessionReport, console: Console) -> None:
-    """A session's table, then the failed turns' reasons: a line per failed metric of a
-    root cause, one line per turn that inherited a failure."""
+    """A session's table, then the flagged turns' reasons: a line per failed metric of a
+    root cause, one line per turn that inherited a failure, a line per metric that left
+    a suspect unverified."""
     console.print(session_table(report))
     for turn in report.turns:
         if turn.label is Label.ROOT_CAUSE:
@@ -163,6 +212,9 @@ def print_session(report: SessionReport, console: Console) -> None:
                 console.print(line)
         elif turn.label is Label.PRIOR_ACTION_FAILED:
             console.print(inherited_reason(turn, report))
+        elif turn.label is Label.SUSPECT:
+            for line in suspect_reasons(turn):
+                console.print(line)
     console.print()
 
 

@@ -1,5 +1,5 @@
-"""The terminal view: per-session turn tables, then the ranked root causes, then the
-summary lines (rich).
+"""The terminal view: per-session turn tables, then the ranked root causes, the ranked
+suspects, then the summary lines (rich).
 
 Why a fixed width when piped: rich assumes 80 columns when output is not a terminal (CI
 logs, ``make demo`` through a pipe, ``| tee``), which folded metric names mid-word.
@@ -8,21 +8,26 @@ logs, ``make demo`` through a pipe, ``| tee``), which folded metric names mid-wo
 Why the summary is a list of line builders: each says one thing about the whole run
 (counts, unverified claims, missing cases, skipped input); a new one is one function
 added to :data:`SUMMARY_LINES`.
+
+Why suspects are ranked apart, under the root causes: a suspect is no failure (nothing
+proved the value wrong), so it must not sit among root causes; but when a run has no
+proof, its suspects are where a reader looks first, so they get their own ranking.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Literal
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from aem.diff import RunDiff
-from aem.model import AuditReport
+from aem.model import AuditReport, RankedRootCause
 from aem.ranking import report_categories
 from aem.report.safe_text import plural, safe
-from aem.report.session_view import print_sessions
+from aem.report.session_view import SUSPECT_STYLE, print_sessions
 
 __all__ = ["PIPED_WIDTH", "output_console", "plural", "render", "render_diff", "safe"]
 
@@ -40,19 +45,40 @@ def output_console(*, stderr: bool = False) -> Console:
     return Console(stderr=stderr, width=max(PIPED_WIDTH, console.width))
 
 
-def ranking_table(report: AuditReport, *, observations: bool = False) -> Table:
-    """Root causes (or, with ``observations``, observation failures) by sessions hit."""
-    title = "observations (not root causes)" if observations else "root causes"
-    table = Table(title=f"{title}, ranked by sessions hit", title_justify="left")
+# Per ranking: its title, what its metric column names, and the title's style.
+RankingKind = Literal["root_causes", "observations", "suspects"]
+_RANKINGS: dict[RankingKind, tuple[str, str, str]] = {
+    "root_causes": ("root causes, ranked by sessions hit", "failed metric", ""),
+    "observations": ("observations (not root causes), ranked by sessions hit", "failed metric", ""),
+    "suspects": (
+        "suspects, ranked by sessions hit (nothing proven: look here first)",
+        "unverified metric",
+        SUSPECT_STYLE,
+    ),
+}
+
+
+def _ranked(report: AuditReport, kind: RankingKind) -> list[RankedRootCause]:
+    if kind == "observations":
+        return report.observations
+    return report.suspects if kind == "suspects" else report.ranking
+
+
+def ranking_table(
+    report: AuditReport, *, observations: bool = False, kind: RankingKind | None = None
+) -> Table:
+    """Root causes (or, with ``observations``, observation failures; with ``kind``,
+    whichever ranking it names) by sessions hit."""
+    kind = kind or ("observations" if observations else "root_causes")
+    title, metric_column, style = _RANKINGS[kind]
+    table = Table(title=Text(title, style=style), title_justify="left")
     table.add_column("#", no_wrap=True)
     table.add_column("sessions", no_wrap=True)
-    table.add_column("failed metric", overflow="fold")
+    table.add_column(metric_column, overflow="fold")
     table.add_column("where (turn kind, name) · e.g.", overflow="fold")
     table.add_column("category", overflow="fold")
     total = len(report.sessions)
-    for position, item in enumerate(
-        report.observations if observations else report.ranking, start=1
-    ):
+    for position, item in enumerate(_ranked(report, kind), start=1):
         where = safe(f"{item.kind} {item.name}")
         if item.examples:
             example = item.examples[0]
@@ -61,7 +87,7 @@ def ranking_table(report: AuditReport, *, observations: bool = False) -> Table:
         table.add_row(
             str(position),
             f"{item.sessions} of {total}",
-            safe(item.metric),
+            safe(item.metric, style),
             where,
             safe(item.category or "-"),
         )
@@ -118,13 +144,32 @@ def unverified_lines(report: AuditReport) -> list[Text]:
 
 
 def count_line(report: AuditReport) -> list[Text]:
-    """``18 sessions, 7 with a root cause, 98 spans read, 7 turns not checked``."""
+    """``18 sessions, 7 with a root cause, 2 with suspects only, 98 spans read, 7 turns not
+    checked`` (the suspects part only when a session has nothing but suspects)."""
     unchecked = sum(s.unchecked_turns for s in report.sessions)
+    suspects = report.sessions_with_suspect_only
     return [
         Text(
             f"{plural(len(report.sessions), 'session')}, {report.sessions_with_root_cause} "
-            f"with a root cause, {plural(report.spans_read, 'span')} read"
+            "with a root cause"
+            + (f", {suspects} with suspects only" if suspects else "")
+            + f", {plural(report.spans_read, 'span')} read"
             + (f", {unchecked} turns not checked" if unchecked else "")
+        )
+    ]
+
+
+def unsupported_lines(report: AuditReport) -> list[Text]:
+    """Says so when ``[verdicts] unsupported = "fail"`` was in force: then an unsupported
+    value failed its turn (a root cause, not a suspect), which changes what the counts
+    above mean; the default (``suspect``) goes unsaid."""
+    if report.unsupported != "fail":
+        return []
+    return [
+        Text("unsupported = fail", style="yellow")
+        + Text(
+            ": a value the trace neither supports nor contradicts failed its turn "
+            '([verdicts] unsupported = "fail"); the default ranks it as a suspect'
         )
     ]
 
@@ -161,6 +206,7 @@ def input_problem_lines(report: AuditReport) -> list[Text]:
 # The summary under the ranking, in print order: one builder per thing it reports.
 SUMMARY_LINES: tuple[Callable[[AuditReport], list[Text]], ...] = (
     count_line,
+    unsupported_lines,
     unverified_lines,
     no_case_lines,
     input_problem_lines,
@@ -180,6 +226,8 @@ def render(
         console.print(categories)
     if headline is not None:
         console.print(headline)
+    if report.suspects:
+        console.print(ranking_table(report, kind="suspects"))
     if report.observations:
         console.print(ranking_table(report, observations=True))
     for build in SUMMARY_LINES:

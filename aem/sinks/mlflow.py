@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import Field, SecretStr
 
 from aem.sinks.base import DeliveryError, SinkSettings
-from aem.sinks.records import OutboxItem
+from aem.sinks.records import OutboxItem, label_explanation
 from collectors.backends.base import BackendError
 from collectors.backends.mlflow_rest import MlflowRest, auth_headers, http_base_url
 
@@ -58,9 +58,8 @@ def feedback(item: OutboxItem, source_id: str = SOURCE_ID) -> dict[str, Any]:
                 metadata[f"aem.{field}"] = str(p[field])
     else:
         name, value = LABEL_NAME, p["label"]
-        failed = ", ".join(p.get("failed_metrics") or [])
         roots = ", ".join(p.get("root_cause_span_ids") or [])
-        rationale = f"failed: {failed}" if failed else "no metric failed"
+        rationale = label_explanation(p)
         if roots:
             rationale += f"; root cause span(s): {roots}"
             metadata["aem.root_cause_span_ids"] = roots

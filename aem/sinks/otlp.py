@@ -14,7 +14,8 @@ What goes out (the GenAI semantic conventions' evaluation event, plus AEM's own 
   and ``gen_ai.evaluation.{name,score.value,score.label,explanation}``;
 * per turn, an ``evaluate {turn}`` span in a trace of its own, linked to the span it judges
   (``aem.link = evaluated_span``), with ``aem.label``, ``aem.inherited_from``,
-  ``aem.root_cause.span_id`` and ``aem.failed_metrics``. Not in the agent's trace: a span
+  ``aem.root_cause.span_id`` and ``aem.failed_metrics`` (a ``suspect`` turn, which failed
+  nothing, also ``aem.unverified_metrics``). Not in the agent's trace: a span
   added there after the fact would stretch the trace's duration and change its tree in
   every backend. Its trace and span ids are derived from the idempotency key, so a re-sent
   span has the same ids and a backend can de-duplicate it.
@@ -105,6 +106,9 @@ def span_attributes(payload: Mapping[str, Any], key: str) -> dict[str, Any]:
         "aem.idempotency_key": key,
         "openinference.span.kind": "EVALUATOR",
     }
+    unverified = payload.get("unverified_metrics") or []
+    if unverified:  # a suspect's "where to look" (it failed nothing)
+        attrs["aem.unverified_metrics"] = list(unverified)
     roots = payload.get("root_cause_span_ids") or []
     if roots:
         attrs["aem.root_cause.span_id"] = roots[0]

@@ -19,7 +19,7 @@ from pydantic import Field, SecretStr
 
 from aem.sinks.base import DeliveryError, SinkSettings
 from aem.sinks.http import BoundedHttp
-from aem.sinks.records import OutboxItem
+from aem.sinks.records import OutboxItem, label_explanation
 
 
 def annotation(item: OutboxItem, identifier: str) -> dict[str, Any]:
@@ -33,8 +33,7 @@ def annotation(item: OutboxItem, identifier: str) -> dict[str, Any]:
     else:
         name = "aem.label"
         roots = ", ".join(p.get("root_cause_span_ids") or [])
-        failed = ", ".join(p.get("failed_metrics") or [])
-        explanation = f"failed: {failed}" if failed else "no metric failed"
+        explanation = label_explanation(p)
         if p["label"] == "prior_action_failed":
             explanation += f"; inherited from span(s) {roots}"
         result = {"label": p["label"], "explanation": explanation}

@@ -4,6 +4,10 @@ Why a flat item: the outbox stores and retries each item on its own, so each nee
 stable idempotency key (session + turn + metric) and a self-contained JSON payload that
 any sink can turn into its wire format without the report in memory. Nothing here judges:
 the verdict is the report's, this module only copies fields.
+
+Why a turn item names its unverified metrics: a ``suspect`` turn failed nothing, so its
+``failed_metrics`` are empty; without ``unverified_metrics`` a backend would show the
+label with no hint of where to look (:func:`label_explanation` says it in words).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from aem.model import SessionReport, TurnVerdict
+from aem.model import Label, Outcome, SessionReport, TurnVerdict
 
 ItemKind = Literal["metric", "turn"]
 
@@ -84,10 +88,27 @@ def verdict_items(report: SessionReport, *, completed_at: float) -> list[OutboxI
                     "inherited_from": list(turn.inherited_from),
                     "root_cause_span_ids": [s for s in root_spans if s],
                     "failed_metrics": turn.failed_metrics,
+                    "unverified_metrics": [
+                        m.name for m in turn.metrics if m.outcome is Outcome.UNVERIFIED
+                    ],
                 },
             )
         )
     return items
+
+
+def label_explanation(payload: dict[str, Any]) -> str:
+    """The words a backend shows beside a turn's label: which metrics failed, or, for a
+    ``suspect``, that nothing is proven and which metrics left it unverified (so neither
+    reads as the other, nor a suspect as a plain "no metric failed")."""
+    failed = ", ".join(payload.get("failed_metrics") or [])
+    if payload.get("label") == Label.SUSPECT:
+        unverified = ", ".join(payload.get("unverified_metrics") or []) or "a metric"
+        return (
+            f"suspect: nothing proven; {unverified} left unverified a value the trace neither "
+            "supports nor contradicts: look here first"
+        )
+    return f"failed: {failed}" if failed else "no metric failed"
 
 
 def _metric_items(session_id: str, turn: TurnVerdict, where: dict[str, Any]) -> list[OutboxItem]:

@@ -11,6 +11,7 @@
   const LABEL_TEXT = {
     root_cause: "root cause",
     prior_action_failed: "inherited",
+    suspect: "suspect",
     ok: "ok",
     not_checked: "not checked",
   };
@@ -46,7 +47,14 @@
   }
 
   // ---- the index the filters run on (one small entry per session) -----------------------
+  // The four counts of an entry's "labels", in place; suspects are counted apart
+  // ("suspects", the session's suspect turns), so a page reads either shape.
   const LABEL_KEYS = ["root_cause", "prior_action_failed", "ok", "not_checked"];
+  function labelCounts(entry) {
+    const counts = LABEL_KEYS.map((key, i) => [key, entry.labels[i]]);
+    counts.splice(2, 0, ["suspect", (entry.suspects || []).length]);
+    return counts;
+  }
   function turnLabel(turn) {
     // Same rule as aem.report.html.is_unchecked: every metric skipped (or none ran).
     if (turn.label !== "ok") return turn.label;
@@ -56,9 +64,10 @@
     return {
       entry, position,
       failed: new Set(entry.failed),
-      labels: new Set(LABEL_KEYS.filter((key, i) => entry.labels[i] > 0)),
+      labels: new Set(labelCounts(entry).filter(([, count]) => count > 0).map(([key]) => key)),
       categories: new Set(entry.categories),
       sigs: new Set(entry.ranking),
+      suspectSigs: new Set(entry.suspect_ranking || []),
       search: (entry.id + " " + entry.traces).toLowerCase(),
     };
   }
@@ -100,7 +109,8 @@
     return PARSED.get(position);
   }
 
-  const state = { q: "", metric: "", label: "", category: null, sig: null, status: "", page: 0 };
+  // sig: a row of the root-cause ranking, or (suspectSig) of the suspects' ranking.
+  const state = { q: "", metric: "", label: "", category: null, sig: null, suspectSig: null, status: "", page: 0 };
   let matched = INDEX;
 
   function matches(item) {
@@ -109,6 +119,7 @@
     if (state.label && !item.labels.has(state.label)) return false;
     if (state.category !== null && !item.categories.has(state.category)) return false;
     if (state.sig !== null && !item.sigs.has(state.sig)) return false;
+    if (state.suspectSig !== null && !item.suspectSigs.has(state.suspectSig)) return false;
     if (state.status && item.entry.status !== state.status) return false;
     return true;
   }
@@ -122,17 +133,20 @@
   function statusChip(status) {
     return el("span", "st st-" + status.split(" ").join("-"), status);
   }
-  function labelChips(counts) {
+  function labelChips(entry) {
     const box = el("span", "chips");
-    LABEL_KEYS.forEach((key, i) => {
-      if (counts[i]) box.appendChild(el("span", "lab lab-" + key, counts[i] + " " + LABEL_TEXT[key]));
-    });
+    for (const [key, count] of labelCounts(entry)) {
+      if (count) box.appendChild(el("span", "lab lab-" + key, count + " " + LABEL_TEXT[key]));
+    }
     return box;
   }
+  // Root causes, then suspects (in the suspect colour, marked as such: no failure).
   function causesCell(entry) {
     const cell = el("td", "causes");
-    for (const [turn, metrics, kind, name, category] of entry.causes) {
-      const line = el("div", null, el("b", null, turn), " ", metrics, " @ ", el("span", "where", kind + " " + name));
+    const rows = entry.causes.map((c) => [c, null]).concat((entry.suspects || []).map((c) => [c, "suspect"]));
+    for (const [[turn, metrics, kind, name, category], cls] of rows) {
+      const line = el("div", cls, el("b", null, turn), " ", cls ? "suspect: " + metrics + " unverified" : metrics,
+        " @ ", el("span", "where", kind + " " + name));
       if (category) append(line, el("span", "cat", category));
       cell.appendChild(line);
     }
@@ -145,7 +159,7 @@
     row.dataset.session = String(item.position);
     row.appendChild(el("td", "sid", entry.id));
     if (COMPARE) row.appendChild(el("td", null, statusChip(entry.status)));
-    row.append(el("td", "num", entry.turns), el("td", null, labelChips(entry.labels)), causesCell(entry), el("td", "dim", entry.notes));
+    row.append(el("td", "num", entry.turns), el("td", null, labelChips(entry)), causesCell(entry), el("td", "dim", entry.notes));
     return row;
   }
   function renderList() {
@@ -254,10 +268,12 @@
     row.dataset.turn = turn.turn_id;
     const failed = (turn.metrics || []).filter((m) => m.outcome === "fail").map((m) => m.name);
     if ((state.metric && failed.includes(state.metric)) || (state.label && state.label === turn._label)) row.classList.add("match");
+    // A suspect failed nothing: its column names the metrics that left it unverified.
+    const unverified = turn._label === "suspect" ? (turn.metrics || []).filter((m) => m.outcome === "unverified").map((m) => m.name + " (unverified)") : [];
     const label = el("td", null, el("span", "lab lab-" + turn._label, LABEL_TEXT[turn._label]));
     if ((turn.inherited_from || []).length) append(label, el("span", "dim", " ← " + turn.inherited_from.join(", ")));
     row.append(el("td", null, turn.turn_id), el("td", null, turn.kind), el("td", "name", turn.name), label,
-      el("td", null, failed.join(", ")), el("td", "mono", (turn.span_ids || []).join(" ")));
+      el("td", unverified.length ? "sus" : null, failed.concat(unverified).join(", ")), el("td", "mono", (turn.span_ids || []).join(" ")));
     row.addEventListener("click", () => onPick(turn.turn_id));
     row.addEventListener("keydown", (e) => { if (e.key === "Enter") onPick(turn.turn_id); });
     return row;
@@ -334,7 +350,8 @@
       for (const node of detail.querySelectorAll("[data-turn]")) node.classList.toggle("selected", node.dataset.turn === id);
     };
     const turns = shown.turns || [];
-    const first = turnId || (turns.find((t) => t._label === "root_cause") || turns[0] || {}).turn_id;
+    const flagged = turns.find((t) => t._label === "root_cause") || turns.find((t) => t._label === "suspect");
+    const first = turnId || (flagged || turns[0] || {}).turn_id;
     detail.replaceChildren(sessionHeader(item, shown, version || "after", Boolean(full.before)),
       el("div", "split", drawGraph(shown, pick), turnTable(shown, pick)), turnDetail(shown, first));
     detail.dataset.session = shown.session_id;
@@ -346,12 +363,15 @@
   }
 
   // ---- wiring -------------------------------------------------------------------------
-  function pickRank(index) {
-    const rank = DATA.ranking[index];
-    state.sig = index;
+  function pickRank(index, suspect) {
+    const rank = suspect ? DATA.suspects[index] : DATA.ranking[index];
+    state.sig = suspect ? null : index;
+    state.suspectSig = suspect ? index : null;
+    $("f-sig-kind").textContent = suspect ? "suspect" : "root cause";
     $("f-sig-text").textContent = rank.metric + " @ " + rank.kind + " " + rank.name + (rank.status ? " (" + rank.status + ")" : "");
     show($("f-sig"), true);
-    for (const row of document.querySelectorAll("#ranking tr.bar")) row.classList.toggle("selected", row.dataset.rank === String(index));
+    for (const row of document.querySelectorAll("#ranking tr.bar")) row.classList.toggle("selected", !suspect && row.dataset.rank === String(index));
+    for (const row of document.querySelectorAll("#suspects tr.bar")) row.classList.toggle("selected", Boolean(suspect) && row.dataset.suspect === String(index));
     applyFilters();
     const example = (rank.examples || [])[0];
     const item = example && BY_ID.get(example.session_id);
@@ -379,8 +399,14 @@
       });
       row.addEventListener("keydown", (e) => { if (e.key === "Enter") pickCategory(row.dataset.category); });
     }
-    const more = $("ranking-more");
-    if (more) more.addEventListener("click", () => { for (const r of document.querySelectorAll("#ranking tr.extra")) show(r, true); show(more, false); });
+    for (const row of document.querySelectorAll("#suspects tr.bar")) {
+      row.addEventListener("click", () => pickRank(Number(row.dataset.suspect), true));
+      row.addEventListener("keydown", (e) => { if (e.key === "Enter") pickRank(Number(row.dataset.suspect), true); });
+    }
+    for (const [button, rows] of [["ranking-more", "#ranking tr.extra"], ["suspects-more", "#suspects tr.extra"]]) {
+      const more = $(button);
+      if (more) more.addEventListener("click", () => { for (const r of document.querySelectorAll(rows)) show(r, true); show(more, false); });
+    }
     $("f-q").addEventListener("input", (e) => { state.q = e.target.value.trim().toLowerCase(); applyFilters(); });
     $("f-metric").addEventListener("change", (e) => { state.metric = e.target.value; applyFilters(); });
     $("f-label").addEventListener("change", (e) => { state.label = e.target.value; applyFilters(); });
@@ -400,8 +426,9 @@
   }
   function clearSig() {
     state.sig = null;
+    state.suspectSig = null;
     show($("f-sig"), false);
-    for (const row of document.querySelectorAll("#ranking tr.bar.selected")) row.classList.remove("selected");
+    for (const row of document.querySelectorAll("#ranking tr.bar.selected, #suspects tr.bar.selected")) row.classList.remove("selected");
     applyFilters();
   }
   function clearAll() {
