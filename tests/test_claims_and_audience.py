@@ -198,7 +198,8 @@ def test_refusal_judges_the_answer_to_the_user_not_the_members_talk() -> None:
     ("said", "outcome"),
     [
         ("Here is what our documents say: returns are accepted within 30 days [1].", Outcome.PASS),
-        ("Gift wrapping is free for members.", Outcome.FAIL),  # invented, then an offer
+        # Stated beside an offer, confirmed by no passage, contradicted by none: a doubt.
+        ("Gift wrapping is free for members.", Outcome.UNVERIFIED),
     ],
 )
 def test_refusal_passes_what_the_docs_say_and_an_offer_of_a_human(

@@ -202,11 +202,14 @@ def test_a_group_chat_member_saw_the_earlier_messages_of_the_chat(tmp_path: Path
         for m in t["metrics"]
         if m["name"] == "correctness.truthfulness"
     }
-    # The surfer states what no recorded input holds (its page is not in the trace) …
-    assert truth["t2"]["outcome"] == "fail" and "19147" in truth["t2"]["explanation"]
-    # … and the orchestrator, who read the surfer's message, restates it: supported.
-    assert truth["t3"]["outcome"] == "pass", truth["t3"]["explanation"]
-    assert [c["agent"] for c in chat["root_causes"]] == ["WebSurfer"]
+    # The surfer states what no recorded input holds (its page is not in the trace): a
+    # suspect, nothing proven …
+    assert truth["t2"]["outcome"] == "unverified" and "19147" in truth["t2"]["explanation"]
+    # … and the orchestrator, who read the surfer's message, restates it: another agent's
+    # words are no source, so the restatement shares the doubt; the surfer is where to look.
+    assert truth["t3"]["outcome"] == "unverified", truth["t3"]["explanation"]
+    assert chat["root_causes"] == []
+    assert [c["agent"] for c in chat["suspects"]] == ["WebSurfer"]
 
 
 # The orchestrator restates the task's "kid age 2" as "the 2-year-old".

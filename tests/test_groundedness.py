@@ -79,7 +79,8 @@ def test_unsupported_claim_quotes_the_closest_passage_with_its_score() -> None:
         ("You can get your money back within 30 days after buying [1].", Outcome.PASS),
         ("Refunds are accepted within 60 days of purchase [1].", Outcome.FAIL),
         ("Shipping costs are refunded [2].", Outcome.FAIL),
-        ("Refunds are accepted within 30 days for premium members only [1].", Outcome.FAIL),
+        # A restriction the passage does not state is no contradiction of it: a doubt.
+        ("Refunds are accepted within 30 days for premium members only [1].", Outcome.UNVERIFIED),
         ("Refunds are accepted within 30 days of purchase via UPS [1].", Outcome.FAIL),
         # "excluded" says "cannot" in one word: no dropped negation.
         ("Returns are accepted for 30 days; gift cards are excluded [1, 3].", Outcome.PASS),
@@ -151,7 +152,7 @@ def test_only_the_answers_ancestors_are_its_context() -> None:
 def test_layout_and_pleasantries_are_no_claims_or_names() -> None:
     """Seen on tau-bench answers: a lead-in label ("**First Leg:**"), a clock suffix
     ("07:00 AM"), a month, a lone list number ("4.") and a well-wish were failed as
-    unsupported names or claims. A name the context lacks still fails."""
+    unsupported names or claims. A name the records lack is still reported (a doubt)."""
     flights = (
         '{"flight_number": "HAT069", "origin": "JFK", "destination": "SEA",'
         ' "scheduled_departure_time_est": "07:00:00", "date": "2024-05-20", "price": 255}'
@@ -172,7 +173,7 @@ def test_layout_and_pleasantries_are_no_claims_or_names() -> None:
         "Your flight HAT069 connects in Atlanta.", tool_result=flights, question="Book it."
     )
     (failed,) = results(evaluate(named, [Groundedness()], {"type": "happy"}), "groundedness")
-    assert failed.outcome is Outcome.FAIL and "'Atlanta'" in failed.explanation
+    assert failed.outcome is Outcome.UNVERIFIED and "'Atlanta'" in failed.explanation
 
 
 FLIGHT = (
@@ -189,7 +190,8 @@ FLIGHT = (
         ("HAT290 lands at 09:30 PM on May 26.", Outcome.FAIL, "'09:30 PM'"),
         ("HAT290 lands at 08:30 PM on May 27.", Outcome.FAIL, "'May 27'"),
         ("HAT290 flies from Denver (DEN) to Chicago (ORD).", Outcome.PASS, ""),
-        ("HAT290 flies from Denver to Chicago.", Outcome.FAIL, "'Denver'"),
+        # A name tool records lack may be world knowledge ("Denver" for DEN): a doubt.
+        ("HAT290 flies from Denver to Chicago.", Outcome.UNVERIFIED, "'Denver'"),
         ("The total for both flights is $305.", Outcome.PASS, ""),
         ("The fare of HAT290 is $305.", Outcome.FAIL, "'$305'"),
         ("**Option 1:**\n- **Return Flights:**\nHAT290 costs $150.", Outcome.PASS, ""),
@@ -231,7 +233,7 @@ def test_what_the_user_said_later_in_the_chat_is_context() -> None:
     answer = "The upgrade costs $1,023, which is above your budget of $1,000."
     session = rag_session(answer, tool_result='{"upgrade_price": 1023}', question="Upgrade me.")
     (found,) = results(evaluate(session, [Groundedness()], {"type": "happy"}), "groundedness")
-    assert found.outcome is Outcome.FAIL and "'$1,000'" in found.explanation
+    assert found.outcome is Outcome.UNVERIFIED and "'$1,000'" in found.explanation
     chat = [
         {"role": "system", "content": "You are an airline agent."},
         {"role": "user", "content": "Upgrade me."},
@@ -276,7 +278,8 @@ def test_an_aggregate_may_draw_on_the_answers_other_sentences() -> None:
     assert found.outcome is Outcome.PASS, found.explanation
     wrong = rag_session(answer.replace("$150", "$170"), tool_result=policy, question="What?")
     (failed,) = results(evaluate(wrong, [Groundedness()], {"type": "happy"}), "groundedness")
-    assert failed.outcome is Outcome.FAIL and "'$170'" in failed.explanation
+    # No record binds a total: a wrong one is a doubt, never proof.
+    assert failed.outcome is Outcome.UNVERIFIED and "'$170'" in failed.explanation
 
 
 def test_a_glossed_name_may_come_again_without_its_code() -> None:
@@ -289,4 +292,4 @@ def test_a_glossed_name_may_come_again_without_its_code() -> None:
     assert found.outcome is Outcome.PASS, found.explanation
     other = rag_session(answer.replace("back to Seattle", "on to Boston"), tool_result=record)
     (failed,) = results(evaluate(other, [Groundedness()], {"type": "happy"}), "groundedness")
-    assert failed.outcome is Outcome.FAIL and "'Boston'" in failed.explanation
+    assert failed.outcome is Outcome.UNVERIFIED and "'Boston'" in failed.explanation

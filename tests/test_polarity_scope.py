@@ -11,14 +11,17 @@ import pytest
 
 from aem.metrics.groundedness import Groundedness
 from aem.model import Outcome
+from aem.settings import AemConfig
 from tests.groundedness_kit import evaluate, rag_session, results
 
 NO_CITATIONS = {"type": "happy"}
 
 
-def _verdict(answer: str, documents: list[str]) -> tuple[Outcome, str]:
+def _verdict(
+    answer: str, documents: list[str], config: AemConfig | None = None
+) -> tuple[Outcome, str]:
     metric = Groundedness(Groundedness.Settings(require_citation="never"))
-    report = evaluate(rag_session(answer, documents), [metric], NO_CITATIONS)
+    report = evaluate(rag_session(answer, documents), [metric], NO_CITATIONS, config)
     (found,) = results(report, "groundedness")
     return found.outcome, found.explanation
 
@@ -76,16 +79,6 @@ def test_a_negation_elsewhere_is_no_contradiction(answer: str, documents: list[s
         ("Pets are allowed in all rooms.", ["Pets are not allowed in any room."], "'not'"),
         ("Gift cards can be returned.", ["Gift cards cannot be returned."], "'cannot'"),
         (
-            "Refunds are accepted within 30 days for premium members only.",
-            ["Refunds are accepted within 30 days of purchase."],
-            "'only'",
-        ),
-        (
-            "Самовывоз бесплатный только для постоянных клиентов.",
-            ["Самовывоз из пункта выдачи на Тверской улице бесплатный."],
-            "'только'",
-        ),
-        (
             "Доставка заказа в пункт выдачи бесплатная.",
             ["Доставка заказа в пункт выдачи не бесплатная."],
             "'не'",
@@ -96,5 +89,40 @@ def test_a_turned_or_restricted_statement_fails_quoting_the_cue(
     answer: str, documents: list[str], cue: str
 ) -> None:
     outcome, explanation = _verdict(answer, documents)
+    assert outcome is Outcome.FAIL, explanation
+    assert cue in explanation
+
+
+RESTRICTED = [
+    (
+        "Refunds are accepted within 30 days for premium members only.",
+        ["Refunds are accepted within 30 days of purchase."],
+        "'only'",
+    ),
+    (
+        "Самовывоз бесплатный только для постоянных клиентов.",
+        ["Самовывоз из пункта выдачи на Тверской улице бесплатный."],
+        "'только'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("answer", "documents", "cue"), RESTRICTED)
+def test_a_restriction_the_passage_lacks_is_a_doubt_quoting_the_cue(
+    answer: str, documents: list[str], cue: str
+) -> None:
+    """Adding "only" states something the passage does not — but does not state its
+    opposite, so it proves nothing: unverified, the cue quoted for the reviewer."""
+    outcome, explanation = _verdict(answer, documents)
+    assert outcome is Outcome.UNVERIFIED, explanation
+    assert cue in explanation
+
+
+@pytest.mark.parametrize(("answer", "documents", "cue"), RESTRICTED)
+def test_strict_teams_fail_an_added_restriction(
+    answer: str, documents: list[str], cue: str
+) -> None:
+    strict = AemConfig.model_validate({"verdicts": {"unsupported": "fail"}})
+    outcome, explanation = _verdict(answer, documents, strict)
     assert outcome is Outcome.FAIL, explanation
     assert cue in explanation

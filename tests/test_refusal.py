@@ -53,8 +53,9 @@ def test_cues_in_english_and_russian() -> None:
         ),
         (
             "Do you sell gift wrapping?",
+            # Declines, then states what no passage confirms nor contradicts: a doubt.
             "I'm not sure, but gift wrapping is usually added at checkout for every order.",
-            Outcome.FAIL,
+            Outcome.UNVERIFIED,
         ),
         (
             "Можно ли оплатить заказ криптовалютой?",

@@ -193,11 +193,12 @@ def test_both_metrics_read_the_day_offset_of_a_call_result() -> None:
         {"from": "Lyon", "date": "2026-06-12"},
         result=[{"train": "NX9", "arrival": "00:10:00+1"}],
     )
-    for day, fails in (("June 13, 2026", False), ("June 15, 2026", True)):
+    # The record holds no date field: a wrong day binds to nothing, so it is a doubt.
+    for day, expected in (("June 13, 2026", "pass"), ("June 15, 2026", "unverified")):
         turns = (call, make_turn("answer", text=f"Train NX9 arrives on {day}."))
         truthful, grounded = _truthful(*turns), _grounded(*turns)
-        assert (truthful.outcome == "fail") is fails, truthful.explanation
-        assert (grounded.outcome == "fail") is fails, grounded.explanation
+        assert truthful.outcome == expected, truthful.explanation
+        assert grounded.outcome == expected, grounded.explanation
 
 
 def test_a_value_under_the_same_key_is_contradicted() -> None:

@@ -72,20 +72,20 @@ def test_the_task_on_the_root_span_is_evidence_for_every_turn(tmp_path: Path) ->
     assert _answer_truthfulness(_group_chat(tmp_path / "a.jsonl", said))["outcome"] == "pass"
     invented = "I will look at orders placed within the last 120 days."
     verdict = _answer_truthfulness(_group_chat(tmp_path / "b.jsonl", invented))
-    assert verdict["outcome"] == "fail" and "120 days" in verdict["explanation"]
+    assert verdict["outcome"] == "unverified" and "120 days" in verdict["explanation"]
 
 
 def test_system_instructions_are_evidence(tmp_path: Path) -> None:
     said = "Orders above $2,500 need a manager, so I escalate this one."
     path = _group_chat(tmp_path / "c.jsonl", said, instructions="Escalate orders above $2,500.")
     assert _answer_truthfulness(path)["outcome"] == "pass"
-    assert _answer_truthfulness(_group_chat(tmp_path / "d.jsonl", said))["outcome"] == "fail"
+    assert _answer_truthfulness(_group_chat(tmp_path / "d.jsonl", said))["outcome"] == "unverified"
 
 
 def test_the_first_user_message_is_evidence_for_a_sub_agent() -> None:
     sub = make_turn("answer", text="Budget noted: 1,750 EUR.", context="sub")
     assert _last(sub, user_inputs=["My budget is 1,750 EUR."]).outcome == "pass"
-    assert _last(sub).outcome == "fail"
+    assert _last(sub).outcome == "unverified"
 
 
 PRICES = {"flights": [{"flight": "HAT105", "price": 105}, {"flight": "HAT190", "price": 190}]}
@@ -118,7 +118,7 @@ def test_values_of_different_kinds_do_not_combine() -> None:
         make_tool_call("get_hotels", {"city": "Lisbon"}, result={"nightly_rate": "150 EUR"}),
         make_turn("answer", text="For 6 nights the total is 180 EUR."),
     )
-    assert verdict.outcome == "fail" and "180 EUR" in verdict.explanation
+    assert verdict.outcome == "unverified" and "180 EUR" in verdict.explanation
 
 
 def test_a_balance_from_the_turns_own_amounts_and_a_count_it_states() -> None:
@@ -183,7 +183,7 @@ def test_a_column_total_adds_the_rows_the_answer_names() -> None:
         make_tool_call("search_flights", {"to": "SEA"}, result=search),
         make_turn("answer", text=named.format(total="$335")),  # 105 + 230: not named
     )
-    assert other_pair.outcome == "fail" and "$335" in other_pair.explanation
+    assert other_pair.outcome == "unverified" and "$335" in other_pair.explanation
 
 
 def test_what_remains_of_a_rows_amount_after_a_stated_payment() -> None:
@@ -221,4 +221,4 @@ def test_a_payment_is_no_difference() -> None:
         make_tool_call("get_quote", {"id": "Q1"}, result=quote),
         make_turn("answer", text=text.format(paid="$275")),
     )
-    assert changed.outcome == "fail" and "$275" in changed.explanation
+    assert changed.outcome == "unverified" and "$275" in changed.explanation

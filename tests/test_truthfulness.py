@@ -28,11 +28,14 @@ def _answer_verdict(answer: str, *, with_results: bool = True, **settings: objec
     return run_metric(metric, session)[-1]
 
 
-def test_a_value_no_tool_returned_fails_with_the_closest_evidence() -> None:
+def test_a_measurement_against_the_one_of_its_unit_fails_an_unbound_one_is_a_doubt() -> None:
     verdict = _answer_verdict("Paris is rainy (37C), wind 1,250 m.")
     assert verdict.outcome == "fail"
-    assert "37C" in verdict.explanation and "closest: '14C'" in verdict.explanation
-    assert "1,250" in verdict.explanation
+    assert "'37C'" in verdict.explanation and "14C" in verdict.explanation
+    # No result measures in metres: the wind is not proven wrong, only left unverified.
+    assert [c.claim for c in verdict.unverified] == ["1,250 m"]
+    alone = _answer_verdict("Paris is rainy, wind 1,250 m.")
+    assert alone.outcome == "unverified" and "1,250 m" in alone.explanation
 
 
 def test_supported_values_and_written_out_arithmetic_pass() -> None:
@@ -44,7 +47,7 @@ def test_supported_values_and_written_out_arithmetic_pass() -> None:
 def test_coincidental_arithmetic_does_not_support_a_value() -> None:
     # $19 = 14 + 5, but nothing says the answer is a sum: a made-up price.
     verdict = _answer_verdict("Paris is rainy; the museum costs $19.")
-    assert verdict.outcome == "fail" and "'$19'" in verdict.explanation
+    assert verdict.outcome == "unverified" and "'$19'" in verdict.explanation
     # Written-out arithmetic that does not hold is no support either.
     assert _answer_verdict("Paris is rainy (14C); $14 + $5 = $21.").outcome == "fail"
 

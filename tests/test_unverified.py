@@ -42,7 +42,9 @@ def test_a_claim_no_passage_says_is_unverified_never_a_root_cause() -> None:
     assert claim.claim.startswith("The warehouse packs") and claim.closest in POLICY
     assert found.evidence == []
     answer = next(t for t in report.turns if t.turn_id == found.turn_id)
-    assert answer.label is Label.OK and report.root_causes == []
+    # Where to look when nothing is proven: a suspect, never a root cause.
+    assert answer.label is Label.SUSPECT and report.root_causes == []
+    assert [s.turn_id for s in report.suspects] == [answer.turn_id]
 
 
 def test_an_unverified_case_does_not_fail_a_gate_and_is_counted_apart() -> None:
@@ -75,12 +77,12 @@ def test_a_negation_beside_an_unrelated_sentence_proves_nothing() -> None:
     assert found.outcome is Outcome.UNVERIFIED
 
 
-def test_a_restricting_word_added_to_the_paraphrased_sentence_fails() -> None:
+def test_a_restricting_word_added_to_the_paraphrased_sentence_is_a_doubt() -> None:
     docs = ["Premium members get free shipping on orders over $50."]
     answer = "Only premium members get free shipping on orders over $50 [1]."
     _, found = _groundedness(rag_session(answer, docs))
-    assert found.outcome is Outcome.FAIL and "'only'" in found.explanation
-    assert found.evidence[0].expected == docs[0]
+    assert found.outcome is Outcome.UNVERIFIED and "'only'" in found.explanation
+    assert found.evidence == [] and found.unverified[0].closest == docs[0]
 
 
 def test_a_missing_value_fails_with_the_value_and_its_closest_candidate() -> None:

@@ -7,6 +7,14 @@ and must get the same answers. None of it knows the metric framework; the metric
 import it from here, the package root, and never from its modules.
 """
 
+from aem.evidence.bindings import (
+    Call,
+    Contradiction,
+    contradiction,
+    near_miss,
+    parsed,
+    worked_out_wrong,
+)
 from aem.evidence.citations import Citation, Source, find_citations, resolve, strip_citations
 from aem.evidence.claimed_success import ClaimedSuccess, claimed_successes, unrecovered_failures
 from aem.evidence.claims import Claim, is_claim, sentence_pieces, split_claims
@@ -18,6 +26,7 @@ from aem.evidence.entailment import (
     value_supported,
 )
 from aem.evidence.grounding import Grounding, build_grounding, grounding_of, session_gathered
+from aem.evidence.periods import RelativePeriod, relative_periods, session_date
 from aem.evidence.queries import (
     Seen,
     SessionMatch,
@@ -47,12 +56,15 @@ from aem.evidence.support import (
 
 __all__ = [
     "EXEMPLARS",
+    "Call",
     "Citation",
     "Claim",
     "ClaimCheck",
     "ClaimStatus",
     "ClaimedSuccess",
+    "Contradiction",
     "Grounding",
+    "RelativePeriod",
     "Seen",
     "SeenValues",
     "SessionMatch",
@@ -64,6 +76,7 @@ __all__ = [
     "build_grounding",
     "check_claims",
     "claimed_successes",
+    "contradiction",
     "cyrillic",
     "declines_as_impossible",
     "derive",
@@ -74,12 +87,16 @@ __all__ = [
     "is_claim",
     "is_distinctive",
     "match_session",
+    "near_miss",
     "offers_help",
+    "parsed",
     "recovered_by",
+    "relative_periods",
     "reported_decline",
     "resolve",
     "seen_by",
     "sentence_pieces",
+    "session_date",
     "session_gathered",
     "split_claims",
     "strip_citations",
@@ -88,4 +105,5 @@ __all__ = [
     "tool_turns",
     "unrecovered_failures",
     "value_supported",
+    "worked_out_wrong",
 ]

@@ -32,10 +32,11 @@ import numpy as np
 from aem.compare.core import SemanticComparator
 from aem.compare.extract import StatedValue, extract_claims
 from aem.compare.settings import CompareSettings
+from aem.evidence.bindings import contradiction, worked_out_wrong
 from aem.evidence.claimed_success import reports_done
 from aem.evidence.claims import words
 from aem.evidence.grounding import Grounding, Passage
-from aem.evidence.polarity import polarity_differs
+from aem.evidence.polarity import negation_differs, restriction_added
 from aem.evidence.stems import content_stems, stem
 from aem.evidence.support import ValueSupport, support_value
 from aem.vocabulary import (
@@ -93,6 +94,9 @@ class Thresholds:
     similarity: float
     overlap: float
     date_slack_days: int = 0
+    # ``[verdicts] unsupported = "fail"``: what no source supports is a proof, as a
+    # contradiction is (a restricting word the claim adds; a value tool records lack).
+    unsupported_fails: bool = False
 
 
 def value_supported(
@@ -146,15 +150,20 @@ def _missing_value(
     comparator: SemanticComparator,
     slack: int,
     answer: Answer | None = None,
-) -> StatedValue | None:
-    """The first value of ``claim`` the one rule fails (contradicted or unsupported): a
-    value not worth checking (a small integer that counts nothing) is not a proof
-    either way, exactly as for ``correctness.truthfulness``."""
+) -> ValueSupport | None:
+    """The verdict on the first value of ``claim`` the one rule does not support — a
+    contradicted one before any unsupported one: a value not worth checking (a small
+    integer that counts nothing) is no proof either way, exactly as for
+    ``correctness.truthfulness``."""
     answer = answer or Answer(claim, values)
+    first: ValueSupport | None = None
     for value in values:
-        if claim_value_support(value, claim, grounding, comparator.settings, answer, slack).fails:
-            return value
-    return None
+        verdict = claim_value_support(value, claim, grounding, comparator.settings, answer, slack)
+        if verdict.status == "contradicted":
+            return verdict
+        if verdict.fails and first is None:
+            first = verdict
+    return first
 
 
 def _without_values(claim: str, values: list[StatedValue]) -> str:
@@ -339,22 +348,23 @@ def _check(
     passage = passages[best]
     score = max(cosine, overlap)
     values = extract_claims(claim, comparator.settings)
+    wrong = worked_out_wrong(values, claim, grounding.calls, comparator.settings)
+    if wrong:
+        why = f"states {wrong[0].stated!r} where {wrong[0].quote}"
+        return ClaimCheck(
+            claim, ClaimStatus.CONTRADICTED, score, passage, why, wrong[0].stated, wrong[0].quote
+        )
     missing = _missing_value(
         claim, values, grounding, comparator, thresholds.date_slack_days, answer
     )
     if missing is not None:
-        closest = grounding.values.closest(missing)
-        near = f" (closest: {closest!r})" if closest else ""
-        why = f"states {missing.raw!r}, which the context does not hold{near}"
-        return ClaimCheck(
-            claim, ClaimStatus.UNSUPPORTED_VALUE, score, passage, why, missing.raw, closest
-        )
+        missing = _bound(missing, claim, values, grounding, comparator.settings)
+        return _missing_check(claim, missing, score, passage, grounding, thresholds)
     name = _missing_name(_without_values(claim, values), grounding)
     if name is not None:
         why = f"names {name!r}, which the context does not"
-        return ClaimCheck(
-            claim, ClaimStatus.UNSUPPORTED_VALUE, score, passage, why, name, passage.text
-        )
+        status = _unsupported_status(grounding, thresholds)
+        return ClaimCheck(claim, status, score, passage, why, name, passage.text)
     if _reports_failure(claim, grounding) or any(
         reports_done(claim, name) for name in grounding.succeeded
     ):
@@ -363,7 +373,7 @@ def _check(
         return ClaimCheck(claim, ClaimStatus.SUPPORTED, score, passage)
     paraphrased = cosine >= thresholds.similarity or overlap >= thresholds.overlap
     if paraphrased or _records_restated(claim, values, grounding):
-        return _against_passage(claim, score, passage, paraphrased)
+        return _against_passage(claim, score, passage, paraphrased, thresholds)
     why = (
         f"no passage says it (cosine {cosine:.2f} < {thresholds.similarity:.2f}, "
         f"word overlap {overlap:.2f} < {thresholds.overlap:.2f}); nothing in it contradicts "
@@ -372,16 +382,77 @@ def _check(
     return ClaimCheck(claim, ClaimStatus.UNVERIFIED, score, passage, why)
 
 
-def _against_passage(claim: str, score: float, passage: Passage, paraphrased: bool) -> ClaimCheck:
+def _bound(
+    missing: ValueSupport,
+    claim: str,
+    values: list[StatedValue],
+    grounding: Grounding,
+    settings: CompareSettings,
+) -> ValueSupport:
+    """An unsupported value that a source binds another value to
+    (:func:`aem.evidence.bindings.contradiction`) is contradicted; else left as it is."""
+    if missing.status != "unsupported":
+        return missing
+    value = next((v for v in values if v.raw == missing.value.raw), None)
+    if value is None:
+        return missing
+    bound = contradiction(value, claim, grounding.calls, settings, grounding.values.ids)
+    if bound is None:
+        return missing
+    return replace(missing, status="contradicted", quote=bound.quote, closest=bound.bound)
+
+
+def _unsupported_status(grounding: Grounding, thresholds: Thresholds) -> ClaimStatus:
+    """What a value or a name no source holds proves. Against retrieved documents it is
+    unsupported by definition (a grounded answer says only what its passages say); against
+    tool records alone it may be worked out from them (a count, a sum, a date), so it is a
+    doubt — unless the team asks unsupported values to fail."""
+    if grounding.documents > 0 or thresholds.unsupported_fails:
+        return ClaimStatus.UNSUPPORTED_VALUE
+    return ClaimStatus.UNVERIFIED
+
+
+def _missing_check(
+    claim: str,
+    missing: ValueSupport,
+    score: float,
+    passage: Passage,
+    grounding: Grounding,
+    thresholds: Thresholds,
+) -> ClaimCheck:
+    """The check of a claim with a value the one rule does not support: a contradiction
+    (a record binds another value to the same thing) is a proof; a value nothing holds is
+    :func:`_unsupported_status`."""
+    raw = missing.value.raw
+    if missing.status == "contradicted":
+        why = f"states {raw!r} where {missing.quote}"
+        return ClaimCheck(claim, ClaimStatus.CONTRADICTED, score, passage, why, raw, missing.quote)
+    closest = missing.closest
+    near = f" (closest: {closest!r})" if closest else ""
+    why = f"states {raw!r}, which the context does not hold{near}"
+    status = _unsupported_status(grounding, thresholds)
+    return ClaimCheck(claim, status, score, passage, why, raw, closest)
+
+
+def _against_passage(
+    claim: str, score: float, passage: Passage, paraphrased: bool, thresholds: Thresholds
+) -> ClaimCheck:
     """A claim the context covers, held against its nearest passage's polarity and
-    qualifiers. Only a passage the claim paraphrases can contradict it: a negation or a
-    restricting word set against an unrelated sentence proves nothing (unverified)."""
+    qualifiers. Only a passage the claim paraphrases can contradict it, and only by
+    stating the opposite of the same predicate (a negation dropped or added); a negation
+    set against an unrelated sentence, or a restricting word the claim merely adds, is a
+    doubt (unverified) — a proof only under ``unsupported = "fail"``."""
     if not passage.prose:  # a record's fields have no polarity or qualifiers to compare
         return ClaimCheck(claim, ClaimStatus.SUPPORTED, score, passage)
-    differs = polarity_differs(claim, passage.text)
+    negated = negation_differs(claim, passage.text)
+    added = "" if negated else restriction_added(claim, passage.text)
+    differs = negated or added
     if not differs:
         return ClaimCheck(claim, ClaimStatus.SUPPORTED, score, passage)
     if not paraphrased:
         why = f"{differs}, but no passage paraphrases it closely enough to contradict it"
+        return ClaimCheck(claim, ClaimStatus.UNVERIFIED, score, passage, why)
+    if added and not thresholds.unsupported_fails:
+        why = f"{added}: a restriction no passage states, which none contradicts either"
         return ClaimCheck(claim, ClaimStatus.UNVERIFIED, score, passage, why)
     return ClaimCheck(claim, ClaimStatus.CONTRADICTED, score, passage, differs, claim, passage.text)

@@ -21,6 +21,7 @@ from typing import Any
 import networkx as nx
 
 from aem.compare.settings import CompareSettings
+from aem.evidence.bindings import Call
 from aem.evidence.citations import Source
 from aem.evidence.claims import sentence_pieces, words
 from aem.evidence.support import SeenValues
@@ -61,6 +62,9 @@ class Grounding:
     failures: list[str] = field(default_factory=list)
     # Names of the calls that succeeded: an answer may report their actions as done.
     succeeded: list[str] = field(default_factory=list)
+    # The calls that returned, as bindings read them (a record a claim names, the call
+    # it restates): what can prove a value wrong, not only leave it unsupported.
+    calls: list[Call] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -233,6 +237,7 @@ def grounding_of(session: Session, turn: Turn, settings: CompareSettings) -> Gro
     questions = user_texts(session, turn)
     found = build_grounding(documents, results, questions, settings, system_texts(turn), failed)
     found.succeeded = [c.name for c in calls if not c.error]
+    found.calls = [call for t in ancestors if (call := Call.of(t)) is not None]
     found.failures = [
         f"{_call_label(t.tool_call)} {t.tool_call.error}"
         for t in ancestors

@@ -215,12 +215,27 @@ def _turned(source: list[Clause], target: list[Clause], kind: str) -> Scope | No
 
 def polarity_differs(claim: str, passage: str) -> str:
     """How ``claim`` turns around or restricts what ``passage`` says ("" if it does not,
-    or if nothing proves it does)."""
+    or if nothing proves it does): :func:`negation_differs`, else
+    :func:`restriction_added`."""
+    return negation_differs(claim, passage) or restriction_added(claim, passage)
+
+
+def negation_differs(claim: str, passage: str) -> str:
+    """How ``claim`` states the opposite of the same predicate ``passage`` states ("are
+    refunded" against "are not refunded"); "" if it does not."""
     claimed, passed = clauses_of(claim), clauses_of(passage)
     if dropped := _turned(passed, claimed, "not"):
         return f"drops the negation ({dropped.cue!r}) the passage puts on what it states"
     if added := _turned(claimed, passed, "not"):
         return f"negates ({added.cue!r}) what the passage states"
+    return ""
+
+
+def restriction_added(claim: str, passage: str) -> str:
+    """A restricting word (``only``, ``always``, ``free``…) ``claim`` adds to what
+    ``passage`` states; "" if none. Adding a word is no contradiction of the passage —
+    at most a doubt (``unverified``) unless a team asks unsupported words to fail."""
+    claimed, passed = clauses_of(claim), clauses_of(passage)
     kinds = {s.kind for c in claimed for s in c.scopes} - {"not"}
     for kind in sorted(kinds):
         if restriction := _turned(claimed, passed, kind):

@@ -232,7 +232,7 @@ def seen_by(
         return seen_fully(session, turn, facts, settings, task)
 
     def inputs() -> SeenValues:
-        return SeenValues.gather([("its input", text) for text in turn.seen_inputs], settings)
+        return SeenValues.gather(_inputs(turn), settings)
 
     values = IndexedSeenValues(shared.common, indexed, inputs, lambda: full().values)
     return _LazySeen(values, full)
@@ -283,6 +283,49 @@ def _session_values(
     return found
 
 
+def _inputs(turn: Turn) -> list[tuple[str, str]]:
+    """The turn's model input as sources: every message but the agents' own words."""
+    return [("its input", without_own_words(text)) for text in turn.seen_inputs]
+
+
+def without_own_words(text: str) -> str:
+    """A model input with the text of its ``assistant`` messages left out (their tool
+    calls kept: the arguments of calls that ran are a source).
+
+    Why: the agent's earlier words are no source for what it says now — a wrong plan
+    stated a turn earlier would otherwise "support" the wrong answer that repeats it.
+    An input that is not a JSON message list is kept whole.
+
+    >>> without_own_words('[{"role": "user", "content": "March"}, '
+    ...                   '{"role": "assistant", "content": "March 2025"}]')
+    '[{"role": "user", "content": "March"}]'
+    """
+    if not text.lstrip().startswith("[") or '"assistant"' not in text:
+        return text
+    try:
+        messages = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(messages, list):
+        return text
+    kept = [kept for m in messages if (kept := _without_text(m)) is not None]
+    return json.dumps(kept, ensure_ascii=False)
+
+
+def _without_text(message: Any) -> Any:
+    """An assistant message without its text (None when nothing else is left)."""
+    if not isinstance(message, dict) or message.get("role") != "assistant":
+        return message
+    parts = message.get("parts")
+    calls = message.get("tool_calls")
+    if isinstance(parts, list):
+        parts = [p for p in parts if isinstance(p, dict) and p.get("type") != "text"]
+        return {**message, "parts": parts} if parts else None
+    if calls:
+        return {k: v for k, v in message.items() if k != "content"}
+    return None
+
+
 def _common_texts(facts: dict[str, object], task: list[str]) -> list[tuple[str, str]]:
     texts = [("the task", text) for text in task]
     texts.extend(("the case's facts", str(v)) for v in facts.values())
@@ -304,8 +347,6 @@ def _ancestor_texts(ancestor: Turn) -> tuple[list[tuple[str, str]], str | None]:
         elif not call.error:
             blind = f"{ancestor.turn_id} ({call.name}) has no result in the trace"
     texts.extend((f"{ancestor.turn_id} documents", d.content) for d in ancestor.documents)
-    if ancestor.text:
-        texts.append((f"{ancestor.turn_id} text", ancestor.text))
     return texts, blind
 
 
@@ -320,7 +361,7 @@ def seen_fully(
     graph = session.graph
     ancestors: Iterable[str] = nx.ancestors(graph, turn.turn_id) if graph is not None else ()
     by_id = {t.turn_id: t for t in session.turns}
-    texts: list[tuple[str, str]] = [("its input", text) for text in turn.seen_inputs]
+    texts = _inputs(turn)
     texts.extend(_common_texts(facts, task))
     blind = None
     for ancestor_id in ancestors:

@@ -173,6 +173,7 @@ class Groundedness(BaseMetric[GroundednessSettings]):
             self.settings.similarity_threshold,
             self.settings.overlap_threshold,
             self.settings.date_slack_days,
+            context.services.verdicts.unsupported_fails,
         )
         checks = check_claims(
             [c.text for c in claims], grounding, context.comparator, thresholds, turn.text
@@ -188,7 +189,8 @@ class Groundedness(BaseMetric[GroundednessSettings]):
             found = _uncited(turn, grounding, supported)
             return found.model_copy(update={"unverified": doubts})
         if doubts:
-            return _undecided(turn, doubts, len(checks), score, threshold)
+            why = next(c.why for c in checks if c.status is ClaimStatus.UNVERIFIED)
+            return _undecided(turn, doubts, len(checks), score, threshold, why)
         lowest = min(checks, key=lambda c: c.similarity)
         return result(
             NAME,
@@ -274,19 +276,26 @@ def unverified_claim(check: ClaimCheck) -> UnverifiedClaim:
 
 
 def _undecided(
-    turn: Turn, doubts: list[UnverifiedClaim], total: int, score: float, threshold: float
+    turn: Turn,
+    doubts: list[UnverifiedClaim],
+    total: int,
+    score: float,
+    threshold: float,
+    why: str = "",
 ) -> MetricResult:
-    """``unverified``: nothing proven wrong, but claims no passage paraphrases — what a
-    judge (``metrics.groundedness.judge``) would decide; never a root cause."""
+    """``unverified``: nothing proven wrong, but claims no passage confirms — what a
+    judge (``metrics.groundedness.judge``) would decide; never a root cause. ``why`` is
+    the first doubt's reason (a value or name no source holds, a restriction added)."""
     first = doubts[0]
     closest = f"; closest passage ({first.source}): {first.closest!r}" if first.closest else ""
+    reason = f" ({why})" if why else ""
     return result(
         NAME,
         turn,
         Outcome.UNVERIFIED,
-        f"{len(doubts)} of {total} claim(s) unverified: no passage says them and nothing in "
-        f"them contradicts the context; a judge (metrics.groundedness.judge) would decide "
-        f"them — first: {first.claim!r}{closest}",
+        f"{len(doubts)} of {total} claim(s) unverified: no passage confirms them and nothing "
+        f"in them contradicts the context; a judge (metrics.groundedness.judge) would decide "
+        f"them — first: {first.claim!r}{reason}{closest}",
         score=score,
         threshold=threshold,
         unverified=doubts,

@@ -32,6 +32,7 @@ from aem.compare.embedder import TextEmbedder
 from aem.compare.extract import extract_claims
 from aem.evidence import (
     EXEMPLARS,
+    ClaimCheck,
     Grounding,
     Thresholds,
     check_claims,
@@ -43,14 +44,14 @@ from aem.evidence import (
     offers_help,
     sentence_pieces,
     strip_citations,
-    value_supported,
+    support_value,
 )
 from aem.judges.base import JudgeConfigError
 from aem.metrics import judged
 from aem.metrics.applies import gets_refusal
 from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
 from aem.metrics.groundedness import GroundednessSettings, claim_proof, unverified_claim
-from aem.model import Evidence, MetricResult, Outcome, Turn
+from aem.model import Evidence, MetricResult, Outcome, Turn, UnverifiedClaim
 
 NAME = "refusal"
 JUDGE_CHECK = "refusal"
@@ -116,11 +117,18 @@ def decline_scores(
 def _invented_value(
     context: MetricContext, turn: Turn, grounding: Grounding
 ) -> MetricResult | None:
-    """The failure for the first value the answer states that nothing the agent found
-    supports; "(Passage 2)" names a source, so its number is no value stated."""
+    """The verdict on the first value the answer states that nothing the agent found
+    supports: a failure when a record contradicts it, or when retrieved passages are the
+    context (a value none holds is invented by definition) or unsupported values fail;
+    else ``unverified``. "(Passage 2)" names a source, so its number is no value stated."""
     settings = context.services.compare
+    strict = context.services.verdicts.unsupported_fails
     for value in extract_claims(strip_citations(turn.text or ""), settings):
-        if not value_supported(value, grounding, settings):
+        verdict = support_value(value, grounding.values, settings)
+        if not verdict.fails:
+            continue
+        evidence = [Evidence(span_id=turn.span_ids[0], field="value", actual=value.raw)]
+        if verdict.status == "contradicted" or grounding.documents > 0 or strict:
             return result(
                 NAME,
                 turn,
@@ -128,23 +136,51 @@ def _invented_value(
                 f"states {value.raw!r}, which nothing the agent found supports: an "
                 "invented fact, not an honest refusal",
                 score=0.0,
-                evidence=[Evidence(span_id=turn.span_ids[0], field="value", actual=value.raw)],
+                evidence=evidence,
             )
+        doubt = UnverifiedClaim(claim=value.raw, closest=verdict.closest, source="tool results")
+        return result(
+            NAME,
+            turn,
+            Outcome.UNVERIFIED,
+            f"states {value.raw!r}, which no tool result holds nor contradicts",
+            unverified=[doubt],
+        )
     return None
 
 
 def _states_unsupported(
-    turn: Turn, claim: str, beside: str, threshold: float | None = None
+    turn: Turn, check: ClaimCheck, beside: str, threshold: float | None = None
 ) -> MetricResult:
-    """The failure for a claim beside the refusal (or the offer) that nothing supports."""
+    """The verdict on a claim beside the refusal (or the offer) that nothing supports: a
+    failure when the context proves it wrong, else ``unverified``."""
+    if not check.proven_wrong:
+        return result(
+            NAME,
+            turn,
+            Outcome.UNVERIFIED,
+            f"{beside} states {check.claim!r}, which no passage confirms nor contradicts",
+            threshold=threshold,
+            unverified=[unverified_claim(check)],
+        )
     return result(
         NAME,
         turn,
         Outcome.FAIL,
-        f"{beside} states {claim!r}, which nothing the agent found supports",
+        f"{beside} states {check.claim!r}, which nothing the agent found supports: {check.why}",
         score=0.0,
         threshold=threshold,
-        evidence=[Evidence(span_id=turn.span_ids[0], field="claim", actual=claim)],
+        evidence=[claim_proof(turn, check)],
+    )
+
+
+def _thresholds(context: MetricContext) -> Thresholds:
+    """The claim checks' thresholds: groundedness's defaults, and the run's
+    ``[verdicts] unsupported`` setting."""
+    return Thresholds(
+        _CLAIMS.similarity_threshold,
+        _CLAIMS.overlap_threshold,
+        unsupported_fails=context.services.verdicts.unsupported_fails,
     )
 
 
@@ -295,8 +331,7 @@ class Refusal(BaseMetric[RefusalSettings]):
         passage states is ``unverified`` — a judge would decide it, it is no failure."""
         if not reasons:
             return None
-        thresholds = Thresholds(_CLAIMS.similarity_threshold, _CLAIMS.overlap_threshold)
-        checks = check_claims(reasons, grounding, context.comparator, thresholds)
+        checks = check_claims(reasons, grounding, context.comparator, _thresholds(context))
         wrong = next((c for c in checks if c.proven_wrong), None)
         if wrong is not None:
             return result(
@@ -323,10 +358,9 @@ class Refusal(BaseMetric[RefusalSettings]):
 
     def _unsupported(
         self, context: MetricContext, claims: list[str], grounding: Grounding
-    ) -> str | None:
-        """The first claim beside the refusal that the context does not support."""
-        thresholds = Thresholds(_CLAIMS.similarity_threshold, _CLAIMS.overlap_threshold)
-        for check in check_claims(claims, grounding, context.comparator, thresholds):
-            if not check.supported:
-                return check.claim
-        return None
+    ) -> ClaimCheck | None:
+        """The check of the first claim beside the refusal that the context does not
+        support, one it proves wrong before any it merely cannot confirm."""
+        checks = check_claims(claims, grounding, context.comparator, _thresholds(context))
+        doubted = [c for c in checks if not c.supported]
+        return next((c for c in doubted if c.proven_wrong), doubted[0] if doubted else None)

@@ -17,24 +17,32 @@ result in the trace, unsupported values cannot be judged: the turn is skipped, s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from pydantic import Field
 
 from aem.compare.extract import StatedValue, extract_claims, extract_values
 from aem.evidence import (
+    Call,
     ClaimedSuccess,
+    RelativePeriod,
     claimed_successes,
+    contradiction,
     is_distinctive,
+    near_miss,
+    relative_periods,
+    session_date,
     support_value,
     unrecovered_failures,
+    worked_out_wrong,
 )
 from aem.metrics.applies import refusal_owns
 from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
-from aem.model import Evidence, MetricResult, Outcome, Turn, TurnKind
+from aem.model import Evidence, MetricResult, Outcome, Turn, TurnKind, UnverifiedClaim
 
 NAME = "correctness.truthfulness"
 _TEMPORAL = ("date", "period")
@@ -76,10 +84,6 @@ def _related(argument: str | None, fact: str, kind: str) -> bool:
     )
 
 
-def _id_shape(canonical: str) -> str:
-    return "".join("9" if c.isdigit() else "a" if c.isalpha() else c for c in canonical)[:3]
-
-
 def _conflict(
     stated: StatedValue, fact_name: str, fact: StatedValue, argument: str | None, tolerance: float
 ) -> bool | None:
@@ -89,18 +93,25 @@ def _conflict(
         (fs, fe), (ss, se) = _span(fact), _span(stated)
         if fs <= ss and se <= fe:
             return False
-        near_miss = ss.month == fs.month and fe.month == fs.month and ss.year != fs.year
-        return True if (related or near_miss) else None
+        other_year = ss.month == fs.month and fe.month == fs.month and ss.year != fs.year
+        return True if (related or other_year) else None
     if fact.kind == "id" and stated.kind == "id":
         if stated.value == fact.value:
             return False
-        return (
-            True if related or _id_shape(str(stated.value)) == _id_shape(str(fact.value)) else None
-        )
-    if fact.kind == "number" and stated.kind == "number" and related:
+        return True if related or near_miss(str(stated.value), str(fact.value)) else None
+    if fact.kind == "number" and stated.kind == "number":
         expected, actual = float(fact.value), float(stated.value)  # type: ignore[arg-type]
+        if not related and not _digit_slip(fact, stated):
+            return None
         return abs(expected - actual) > tolerance * max(1.0, abs(expected))
     return None
+
+
+def _digit_slip(fact: StatedValue, stated: StatedValue) -> bool:
+    """A number one typed digit away from the fact's (4125 for 4152, 1999 for 1899): a
+    slip on the fact's own value binds to it; a number of similar size alone does not."""
+    a, b = re.sub(r"\D", "", fact.raw), re.sub(r"\D", "", stated.raw)
+    return len(a) >= 3 and near_miss(a, b)
 
 
 def _stated(turn: Turn, settings: Any) -> Iterator[tuple[StatedValue, str | None]]:
@@ -155,14 +166,17 @@ class TruthfulnessSettings(MetricSettings):
     )
 
 
+_PLAIN = ("text", "unsupported")
 _JUDGED = (TurnKind.REASONING, TurnKind.ANSWER, TurnKind.TOOL_CALL)
 
 
 @dataclass
 class _Support:
-    """The support check's findings: unsupported values, accepted derivations, or why
-    the turn cannot be judged."""
+    """The support check's findings: values a record contradicts (proof), values nothing
+    supports nor contradicts (doubts), accepted derivations, or why the unsupported
+    values cannot be judged."""
 
+    contradicted: list[Evidence] = field(default_factory=list)
     missing: list[Evidence] = field(default_factory=list)
     derived: list[str] = field(default_factory=list)
     blind: str | None = None
@@ -175,27 +189,34 @@ class Truthfulness(BaseMetric[TruthfulnessSettings]):
 
     def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:
         reference = _fact_values(context.facts, context.services.compare)
+        periods = _periods(context)
         for turn in context.session.turns:
             if turn.kind in _JUDGED:
-                yield self.judge(context, turn, reference)
+                yield self.judge(context, turn, reference, periods)
 
     def judge(
         self,
         context: MetricContext,
         turn: Turn,
         reference: list[tuple[str, StatedValue]] | None = None,
+        periods: list[RelativePeriod] | None = None,
     ) -> MetricResult:
-        """One turn's verdict: contradicted facts first, then success claimed after a
-        failed call, then values nothing the turn saw supports."""
+        """One turn's verdict: contradicted facts and periods first, then success claimed
+        after a failed call, then values nothing the turn saw supports."""
         settings = context.services.compare
         if reference is None:
             reference = _fact_values(context.facts, settings)
+        if periods is None:
+            periods = _periods(context)
         stated = list(_stated(turn, settings))
         narrates = turn.kind is not TurnKind.TOOL_CALL
         checks_support = (
             self.settings.require_support and narrates and not refusal_owns(context, turn)
         )
-        support = self._support(context, turn, stated) if checks_support else _Support()
+        wrong_periods, right_periods = _against_periods(turn, stated, periods)
+        settled = {str(e.actual) for e in wrong_periods} | set(right_periods)
+        support = self._support(context, turn, stated, settled) if checks_support else _Support()
+        support.derived[:0] = right_periods.values()
         claimed = (
             _claimed_successes(context, turn)
             if narrates and self.settings.check_claimed_success
@@ -204,27 +225,21 @@ class Truthfulness(BaseMetric[TruthfulnessSettings]):
         conflicts, agreements = _against_facts(
             turn, stated, reference, context.facts, settings.number_rel_tol
         )
-        if conflicts:
-            conflicts.extend(support.missing)
-            detail = "; ".join(
-                f"states {e.actual!r}{' as ' + str(e.field) if e.field != 'text' else ''} "
-                f"where the reference says {e.expected}"
-                for e in conflicts[:3]
-            )
-            return result(NAME, turn, Outcome.FAIL, detail, score=0.0, evidence=conflicts)
+        conflicts += wrong_periods
+        agreements += len(right_periods)
+        strict = context.services.verdicts.unsupported_fails
+        proofs = [*conflicts, *support.contradicted, *(support.missing if strict else [])]
+        if proofs:
+            doubts = [] if strict else support.missing
+            return _failed(turn, proofs).model_copy(update={"unverified": _doubts(doubts)})
         if claimed:
             return _claimed_result(turn, claimed)
         if support.missing:
-            detail = "; ".join(
-                f"states {e.actual!r}, which nothing the turn saw supports"
-                + (f" (closest: {e.expected!r})" if e.expected else "")
-                for e in support.missing[:3]
-            )
-            return result(NAME, turn, Outcome.FAIL, detail, score=0.0, evidence=support.missing)
+            return _unsupported(turn, support.missing)
         derived = f"; derived: {'; '.join(support.derived[:3])}" if support.derived else ""
-        if reference:
+        if reference or agreements:
             note = (
-                f"{agreements} stated value(s) agree with the facts"
+                f"{agreements} stated value(s) agree with the case or the user's words"
                 if agreements
                 else "states nothing the facts cover"
             )
@@ -238,38 +253,103 @@ class Truthfulness(BaseMetric[TruthfulnessSettings]):
         )
 
     def _support(
-        self, context: MetricContext, turn: Turn, stated: list[tuple[StatedValue, str | None]]
+        self,
+        context: MetricContext,
+        turn: Turn,
+        stated: list[tuple[StatedValue, str | None]],
+        settled: set[str] = frozenset(),  # type: ignore[assignment]
     ) -> _Support:
         """Stated values the one value-support rule
-        (:func:`aem.evidence.support.support_value`) fails — contradicted by a record or
-        supported by nothing the turn saw, directly or derived —; or why it can't be judged."""
+        (:func:`aem.evidence.support.support_value`) does not support, split into those a
+        source binds another value to (:mod:`aem.evidence.bindings`: proof) and those
+        nothing supports nor contradicts (doubts); or why those cannot be judged."""
         text = turn.text or ""
-        candidates = [value for value, _ in stated if is_distinctive(value, text)]
+        own = [value for value, argument in stated if argument is None]
+        found = _Support(contradicted=_written_wrong(context, turn, own))
+        wrong = {e.actual for e in found.contradicted}
+        wrong |= settled
+        candidates = [v for v in own if is_distinctive(v, text) and v.raw not in wrong]
         if not candidates:
-            return _Support()
+            return found
         seen = context.seen(turn)
         settings = context.services.compare
         slack = self.settings.support_date_slack_days
-        own = [value for value, argument in stated if argument is None]
-        found = _Support()
         for value in candidates:
             verdict = support_value(
                 value, seen.values, settings, text=text, own=own, date_slack_days=slack
             )
             if verdict.how == "derived":
                 found.derived.append(verdict.quote)
+            elif verdict.status == "contradicted":
+                found.contradicted.append(_proof(turn, value.raw, verdict.quote))
             elif verdict.fails:
-                found.missing.append(
-                    Evidence(
-                        span_id=turn.span_ids[0],
-                        field="text",
-                        actual=value.raw,
-                        expected=verdict.closest,
-                    )
+                bound = contradiction(
+                    value, text, _calls_seen(context, turn), settings, seen.values.ids
                 )
+                if bound is not None:
+                    found.contradicted.append(_proof(turn, value.raw, bound.quote))
+                else:
+                    found.missing.append(_doubt(turn, value.raw, verdict.closest))
         if found.missing and seen.blind is not None:
-            return _Support(blind=f"cannot judge unsupported values: {seen.blind}")
+            found.missing = []
+            found.blind = f"cannot judge unsupported values: {seen.blind}"
         return found
+
+
+def _proof(turn: Turn, stated: str, source: str) -> Evidence:
+    return Evidence(span_id=turn.span_ids[0], field="text", actual=stated, expected=source)
+
+
+def _doubt(turn: Turn, stated: str, closest: str | None) -> Evidence:
+    return Evidence(span_id=turn.span_ids[0], field="unsupported", actual=stated, expected=closest)
+
+
+def _calls_seen(context: MetricContext, turn: Turn) -> list[Call]:
+    """The calls among ``turn``'s ancestors that returned something, as bindings read them."""
+    turns = context.ancestry
+    if turns is None:
+        return []
+    ancestors = turns.among(context.tool_turns, turn.turn_id)
+    return [call for t in ancestors if (call := Call.of(t)) is not None]
+
+
+def _written_wrong(context: MetricContext, turn: Turn, own: list[StatedValue]) -> list[Evidence]:
+    """Results the turn works out wrong (:func:`aem.evidence.worked_out_wrong`): the
+    arithmetic it writes, or the call its sentence restates, gives another number."""
+    text = turn.text or ""
+    wrong = worked_out_wrong(own, text, _calls_seen(context, turn), context.services.compare)
+    return [_proof(turn, bound.stated, bound.quote) for bound in wrong]
+
+
+def _failed(turn: Turn, proofs: list[Evidence]) -> MetricResult:
+    """The failed verdict quoting each stated value and the source value it contradicts
+    (a case fact, a record's field; unsupported values too under ``unsupported = "fail"``)."""
+    detail = "; ".join(
+        f"states {e.actual!r}{' as ' + str(e.field) if e.field not in _PLAIN else ''} "
+        + (
+            f"where {e.expected}"
+            if e.field != "unsupported"
+            else "which nothing supports" + (f" (closest: {e.expected!r})" if e.expected else "")
+        )
+        for e in proofs[:3]
+    )
+    return result(NAME, turn, Outcome.FAIL, detail, score=0.0, evidence=proofs)
+
+
+def _unsupported(turn: Turn, missing: list[Evidence]) -> MetricResult:
+    """The ``unverified`` verdict of values nothing the turn saw supports nor contradicts:
+    a suspect to look at, each with its closest candidate, never a failure."""
+    detail = "; ".join(
+        f"states {e.actual!r}, which nothing the turn saw supports or contradicts"
+        + (f" (closest: {e.expected!r})" if e.expected else "")
+        for e in missing[:3]
+    )
+    return result(NAME, turn, Outcome.UNVERIFIED, detail, unverified=_doubts(missing))
+
+
+def _doubts(missing: list[Evidence]) -> list[UnverifiedClaim]:
+    """Unsupported values as the report lists doubts: each with its closest candidate."""
+    return [UnverifiedClaim(claim=str(e.actual), closest=e.expected) for e in missing]
 
 
 def _claimed_successes(context: MetricContext, turn: Turn) -> list[ClaimedSuccess]:
@@ -330,10 +410,72 @@ def _against_facts(
                     Evidence(
                         span_id=turn.span_ids[0],
                         field=argument or "text",
-                        expected=f"{fact_name}={facts[fact_name]}",
+                        expected=f"the case says {fact_name}={facts[fact_name]}",
                         actual=value.raw,
                     )
                 )
             elif verdict is False:
                 agreements += 1
     return conflicts, agreements
+
+
+def _periods(context: MetricContext) -> list[RelativePeriod]:
+    """The relative periods the user states ("last quarter"), bound to the session's
+    date: a "today is" in what the agent was told, else when the session started."""
+    started = [s.start_unix_nano for s in context.session.spans if s.start_unix_nano > 0]
+    fallback = datetime.fromtimestamp(min(started) / 1e9, tz=UTC).date() if started else None
+    told = [text for turn in context.session.turns[:3] for text in turn.seen_inputs]
+    today = session_date([*context.task_texts, *told], fallback)
+    if today is None:
+        return []
+    return relative_periods(context.session.user_inputs, today)
+
+
+def _against_periods(
+    turn: Turn, stated: list[tuple[StatedValue, str | None]], periods: list[RelativePeriod]
+) -> tuple[list[Evidence], dict[str, str]]:
+    """Stated periods of a relative period's length ("Q1 2025" for "last quarter"), and
+    date ranges given as a call's start and end, set against it: outside is a
+    contradiction, inside an agreement; any other date is not about it."""
+    if not periods:
+        return [], {}
+    conflicts: list[Evidence] = []
+    agreements: dict[str, str] = {}
+    for raw, start, end, argument in _temporal(turn, stated):
+        for period in periods:
+            if not period.binds(start, end):
+                continue
+            if period.holds(start, end):
+                agreements[raw] = f"{raw} = the user's {period.said!r} on the session's date"
+                continue
+            conflicts.append(
+                Evidence(
+                    span_id=turn.span_ids[0],
+                    field=argument or "text",
+                    expected=f"the user's {period.said!r} is {period.start.isoformat()}.."
+                    f"{period.end.isoformat()}",
+                    actual=raw,
+                )
+            )
+    return conflicts, agreements
+
+
+_START_ARGUMENT = ("start", "from", "since", "begin")
+_END_ARGUMENT = ("end", "to", "until", "till")
+
+
+def _temporal(
+    turn: Turn, stated: list[tuple[StatedValue, str | None]]
+) -> list[tuple[str, date, date, str | None]]:
+    """Stated periods and dates as ranges, and a call's start and end dates joined."""
+    found = [
+        (value.raw, *_span(value), argument)
+        for value, argument in stated
+        if value.kind in _TEMPORAL
+    ]
+    starts = [f for f in found if f[3] and any(w in f[3].lower() for w in _START_ARGUMENT)]
+    ends = [f for f in found if f[3] and any(w in f[3].lower() for w in _END_ARGUMENT)]
+    if len(starts) == 1 and len(ends) == 1 and starts[0][1] <= ends[0][2]:
+        (raw, start, _, name), (raw_end, _, end, _) = starts[0], ends[0]
+        found.append((f"{raw}..{raw_end}", start, end, name))
+    return found

@@ -1,0 +1,465 @@
+"""What a stated value is bound to, and the contradiction when its source says otherwise.
+
+Why binding and not "the closest number": a value the trace does not hold is usually one
+the agent worked out, so its absence proves nothing. It is proven wrong only when a
+source binds *another* value to the *same thing*, and "the same thing" is decided by
+structure, never by likeness:
+
+* **written arithmetic** — ``2+3=11``: the text writes out the operation, the operation
+  gives another result;
+* **the call a sentence restates** — every argument of a call that ran is said in the
+  sentence ("2+3" after ``add(a=2, b=3)``; "the refund for ORD-1" after
+  ``get_refund(order_id="ORD-1")``) and the call returned one number: the one other
+  number of the sentence is that result;
+* **the field of the record a sentence names** — a result row the sentence names by one
+  of its ids, or the only row in view holding a value of that kind, with exactly one
+  field of that kind (a time, a date, an amount of that currency, a measure of that
+  unit);
+* **the list a count's noun names** — "3 flights" against the one list under a key
+  ``flights``; "3 options" names no list, so it binds nothing;
+* **the one measurement of a unit** in what the calls returned ("37C" against a forecast
+  of 14C, when no other temperature is in view);
+* **a near miss** of an id a source states — one changed character or two swapped
+  neighbours ("E-5512" where the user asked about E-5521); a similar shape alone binds
+  nothing.
+
+Each rule runs only on values no source supports, so a value the user or a tool states
+is never "contradicted" by another field. What binds nothing stays a suspect.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aem.compare.clock import day_key
+from aem.compare.extract import StatedValue, extract_values
+from aem.compare.settings import CompareSettings
+from aem.evidence.arithmetic import written_result
+from aem.evidence.stems import stem
+from aem.evidence.support import counted_noun, said_at_boundary
+from aem.model import Turn
+
+_AMOUNT_KEY = re.compile(
+    r"price|amount|cost|total|fee|fare|balance|paid|refund|charge|payment|salary", re.IGNORECASE
+)
+_ID_LIKE = re.compile(r"^(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[\w-]{3,32}$")
+_MAX_NODES = 5000
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A call that ran, as bindings read it: where it ran (``t2 get_refund``), its
+    arguments and its result, parsed from JSON where they were JSON."""
+
+    source: str
+    arguments: Any
+    result: Any
+
+    @classmethod
+    def of(cls, turn: Turn) -> Call | None:
+        """The call ``turn`` made, when it returned something and did not fail."""
+        call = turn.tool_call
+        if call is None or not call.has_result or call.error:
+            return None
+        result = call.result if call.result is not None else parsed(call.result_raw)
+        arguments = call.arguments if call.arguments else parsed(call.arguments_raw)
+        return cls(f"{turn.turn_id} {call.name}", parsed(arguments), result)
+
+
+@dataclass(frozen=True, slots=True)
+class Contradiction:
+    """A stated value, the value a source binds to the same thing, and how it is bound."""
+
+    stated: str
+    bound: str
+    where: str
+    binding: str
+
+    @property
+    def quote(self) -> str:
+        """One line a reviewer checks: "t1 add result gives 5 (call result)"."""
+        return f"{self.where} gives {self.bound} ({self.binding})"
+
+
+def parsed(raw: Any) -> Any:
+    """A tool result or arguments as data: JSON text is parsed, anything else kept."""
+    if isinstance(raw, str) and raw.lstrip()[:1] in ("{", "["):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return raw
+
+
+def contradiction(
+    value: StatedValue,
+    text: str,
+    calls: Sequence[Call],
+    settings: CompareSettings,
+    source_ids: Mapping[str, str] | None = None,
+) -> Contradiction | None:
+    """The first binding that proves ``value`` (stated in ``text``) wrong, or None.
+
+    >>> from aem.compare.extract import extract_values
+    >>> s = CompareSettings()
+    >>> text = "2+3=11"
+    >>> eleven = extract_values(text, s)[-1]
+    >>> contradiction(eleven, text, [Call("t1 add", {"a": 2, "b": 3}, 5)], s).quote
+    'the arithmetic it writes (2+3) gives 5 (written arithmetic)'
+    """
+    sentence, offset = _sentence(text, value)
+    return (
+        _written(value, text, settings)
+        or _call_result(value, sentence, offset, calls, settings)
+        or _record_field(value, sentence, calls, settings)
+        or _list_count(value, text, calls)
+        or _one_measure(value, calls)
+        or _near_miss(value, source_ids or {})
+    )
+
+
+def worked_out_wrong(
+    values: Sequence[StatedValue],
+    text: str,
+    calls: Sequence[Call],
+    settings: CompareSettings,
+) -> list[Contradiction]:
+    """Numbers of ``text`` — every one, distinctive or not — that the arithmetic written
+    before them, or the call whose arguments their sentence restates, does not give."""
+    if "=" not in text and not calls:
+        return []
+    found = []
+    for value in values:
+        if value.kind != "number" or text[value.start : value.end] != value.raw:
+            continue
+        sentence, offset = _sentence(text, value)
+        wrong = _written(value, text, settings) or _call_result(
+            value, sentence, offset, calls, settings
+        )
+        if wrong is not None:
+            found.append(wrong)
+    return found
+
+
+def _sentence(text: str, value: StatedValue) -> tuple[str, int]:
+    """The sentence (or line) of ``text`` holding ``value``, and where it starts."""
+    if not text or text[value.start : value.end] != value.raw:
+        return value.raw, value.start
+    bounds = re.compile(r"(?<=[.!?])\s+(?=[A-ZА-ЯЁ\d])|\n")
+    start = 0
+    for found in bounds.finditer(text, 0, value.start):
+        start = found.end()
+    after = bounds.search(text, value.end)
+    end = after.start() if after else len(text)
+    return text[start:end], start
+
+
+def _written(value: StatedValue, text: str, settings: CompareSettings) -> Contradiction | None:
+    """A result written after ``=`` that its own arithmetic does not give."""
+    if value.kind != "number" or not text or text[value.start : value.end] != value.raw:
+        return None
+    number = float(value.value)  # type: ignore[arg-type]
+    tolerance = settings.number_rel_tol * max(1.0, abs(number))
+    written = written_result(text, value.start, number, tolerance)
+    if written is None or written.holds:
+        return None
+    worked = _value_of(written.expression)
+    shown = _number(worked) if worked is not None else "another value"
+    return Contradiction(
+        value.raw, shown, f"the arithmetic it writes ({written.expression})", "written arithmetic"
+    )
+
+
+def _value_of(expression: str) -> float | None:
+    """The value of an expression :func:`written_result` showed (plain notation)."""
+    import ast
+
+    from aem.evidence.arithmetic import evaluate
+
+    try:
+        return evaluate(ast.parse(expression.replace("^", "**"), mode="eval"))
+    except SyntaxError:
+        return None
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _leaves(item: Any, key: str = "", depth: int = 0) -> Iterator[tuple[str, Any]]:
+    """Every scalar of a parsed JSON value with the key it sat under."""
+    if depth > 12:
+        return
+    if isinstance(item, dict):
+        for k, v in item.items():
+            yield from _leaves(v, str(k), depth + 1)
+    elif isinstance(item, list):
+        for v in item[:_MAX_NODES]:
+            yield from _leaves(v, key, depth + 1)
+    elif item is not None and not isinstance(item, bool):
+        yield key, item
+
+
+def _call_result(
+    value: StatedValue,
+    sentence: str,
+    offset: int,
+    calls: Sequence[Call],
+    settings: CompareSettings,
+) -> Contradiction | None:
+    """The one other number of a sentence that restates a call's every argument, against
+    the one number that call returned."""
+    if value.kind != "number":
+        return None
+    numbers = [v for v in extract_values(sentence, settings) if v.kind == "number"]
+    for call in calls:
+        arguments = list(_leaves(call.arguments))
+        result = _single_number(call.result, settings)
+        if not arguments or result is None or not _restates(sentence, arguments, numbers):
+            continue
+        said = {float(a) for _, a in arguments if _is_number(a)}
+        others = [v for v in numbers if float(v.value) not in said]  # type: ignore[arg-type]
+        if len(others) != 1 or others[0].start + offset != value.start:
+            continue
+        stated = float(value.value)  # type: ignore[arg-type]
+        if not math.isclose(stated, result, rel_tol=settings.number_rel_tol, abs_tol=1e-9):
+            return Contradiction(value.raw, _number(result), f"{call.source} result", "call result")
+    return None
+
+
+def _is_number(item: Any) -> bool:
+    return isinstance(item, int | float) and not isinstance(item, bool)
+
+
+def _single_number(result: Any, settings: CompareSettings) -> float | None:
+    """The number a call returned when it returned exactly one."""
+    found: list[float] = []
+    for _, leaf in _leaves(parsed(result)):
+        if _is_number(leaf):
+            found.append(float(leaf))
+        elif isinstance(leaf, str):
+            found.extend(
+                float(v.value)  # type: ignore[arg-type]
+                for v in extract_values(leaf, settings)
+                if v.kind == "number"
+            )
+        if len(found) > 1:
+            return None
+    return found[0] if found else None
+
+
+def _restates(sentence: str, arguments: list[tuple[str, Any]], numbers: list[StatedValue]) -> bool:
+    """Every argument of the call is said in the sentence: numbers as numbers, strings
+    as whole tokens."""
+    said = {float(v.value) for v in numbers}  # type: ignore[arg-type]
+    lowered = sentence.lower()
+    for _, argument in arguments:
+        if _is_number(argument):
+            if float(argument) not in said:
+                return False
+        elif not (str(argument).strip() and said_at_boundary(str(argument).lower(), lowered)):
+            return False
+    return True
+
+
+def _kind_of(value: StatedValue) -> str | None:
+    """The kind a record field must have to bind ``value``: a time, a day, a date, an
+    amount of a currency, a measure of a unit; plain numbers and ids bind no field."""
+    if value.kind in ("time", "day", "date"):
+        return value.kind
+    if value.kind == "number" and value.unit is not None:
+        return f"number:{value.unit}"
+    return None
+
+
+def _field_kinds(key: str, leaf: Any, settings: CompareSettings) -> list[tuple[str, Any, str]]:
+    """A record field's values of bindable kinds: ``(kind, value, as written)``; a bare
+    number under an amount's key (``"price": 105``) is an amount in any currency."""
+    if isinstance(leaf, str) and len(leaf) <= 64:
+        found: list[tuple[str, Any, str]] = []
+        for v in extract_values(leaf, settings):
+            kind = _kind_of(v)
+            if kind == "date" and isinstance(v.value, tuple) and v.value[0] == v.value[1]:
+                day = v.value[0]
+                found.append(("day", day_key(day.month, day.day), v.raw))  # May 27 ~ 2024-05-27
+            if kind is not None:
+                found.append((kind, v.value, v.raw))
+        return found
+    if _is_number(leaf) and _AMOUNT_KEY.search(key):
+        return [("amount", float(leaf), str(leaf))]
+    return []
+
+
+def _matches(kind: str, field_kind: str) -> bool:
+    """A stated kind and a field's: the same, or an amount of a currency and a bare
+    amount field."""
+    currency = kind.removeprefix("number:")
+    return field_kind == kind or (
+        field_kind == "amount" and kind != currency and currency.isupper()
+    )
+
+
+def _records(calls: Sequence[Call]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every row (a dict of scalars, perhaps among nested values) of every result."""
+    for call in calls:
+        stack: list[Any] = [parsed(call.result)]
+        seen = 0
+        while stack and seen < _MAX_NODES:
+            item = stack.pop()
+            seen += 1
+            if isinstance(item, dict):
+                if any(not isinstance(v, dict | list) for v in item.values()):
+                    yield f"{call.source} result", item
+                stack.extend(v for v in item.values() if isinstance(v, dict | list))
+            elif isinstance(item, list):
+                stack.extend(item[:_MAX_NODES])
+
+
+def _record_field(
+    value: StatedValue, sentence: str, calls: Sequence[Call], settings: CompareSettings
+) -> Contradiction | None:
+    """The one field of the value's kind in the record the sentence names (by an id it
+    holds), or in the only record in view with a field of that kind."""
+    kind = _kind_of(value)
+    if kind is None or (kind.startswith("number") and _other_numbers(value, sentence, settings)):
+        return None  # "3 nights at HAT105 cost $315": an amount worked out, not a field
+    lowered = sentence.lower()
+    holding = []
+    for where, row in _records(calls):
+        fields = [
+            (key, found)
+            for key, leaf in row.items()
+            if not isinstance(leaf, dict | list)
+            for found in _field_kinds(key, leaf, settings)
+            if _matches(kind, found[0])
+        ]
+        if fields:
+            named = any(
+                isinstance(v, str) and _ID_LIKE.match(v) and said_at_boundary(v.lower(), lowered)
+                for v in row.values()
+            )
+            holding.append((named, where, fields))
+    named_rows = [h for h in holding if h[0]]
+    chosen = named_rows if named_rows else holding
+    if len(chosen) != 1 or len(chosen[0][2]) != 1:
+        return None
+    _, where, ((key, (_, bound, raw)),) = chosen[0]
+    if bound == value.value or (
+        isinstance(bound, float)
+        and math.isclose(bound, float(value.value), rel_tol=settings.number_rel_tol)  # type: ignore[arg-type]
+    ):
+        return None
+    return Contradiction(value.raw, raw, f"{key} in {where}", "record field")
+
+
+def _other_numbers(value: StatedValue, sentence: str, settings: CompareSettings) -> bool:
+    """Whether the sentence states a number besides ``value`` (one it may be worked
+    out from)."""
+    return any(
+        v.kind == "number" and v.raw != value.raw for v in extract_values(sentence, settings)
+    )
+
+
+def _list_count(value: StatedValue, text: str, calls: Sequence[Call]) -> Contradiction | None:
+    """A count against the one list in view under a key its noun names."""
+    noun = counted_noun(value, text)
+    if noun is None or value.unit is not None:
+        return None
+    lists = [
+        (call.source, key, len(item))
+        for call in calls
+        for key, item in _lists(parsed(call.result))
+        if stem(key.lower().rsplit("_", 1)[-1]) == stem(noun)
+    ]
+    if len(lists) != 1:
+        return None
+    source, key, length = lists[0]
+    if length == float(value.value):  # type: ignore[arg-type]
+        return None
+    return Contradiction(value.raw, str(length), f"the list {key} in {source} result", "list count")
+
+
+def _lists(item: Any, depth: int = 0) -> Iterator[tuple[str, list[Any]]]:
+    """Every list held under a key, with its key."""
+    if depth > 12 or not isinstance(item, dict):
+        return
+    for key, value in item.items():
+        if isinstance(value, list):
+            yield str(key), value
+        elif isinstance(value, dict):
+            yield from _lists(value, depth + 1)
+
+
+_MEASURE = re.compile(r"^(?P<number>\d+(?:[.,]\d+)?)\s?°?(?P<unit>[^\W\d_]{1,3})$")
+
+
+def _measure(value: StatedValue) -> tuple[float, str] | None:
+    """A measurement a value states: a number with a unit that is not a currency, or an
+    id shaped like one ("14C", read as an id: digits, then a short unit)."""
+    if value.kind == "number" and value.unit and not value.unit.isupper():
+        return float(value.value), value.unit.lower()  # type: ignore[arg-type]
+    found = _MEASURE.match(value.raw) if value.kind == "id" else None
+    if found is None:
+        return None
+    return float(found["number"].replace(",", ".")), found["unit"].lower()
+
+
+def _one_measure(value: StatedValue, calls: Sequence[Call]) -> Contradiction | None:
+    """A measurement against the one measurement of that unit the results hold ("37C"
+    against a forecast of 14C)."""
+    stated = _measure(value)
+    if stated is None:
+        return None
+    number, unit = stated
+    pattern = re.compile(
+        rf"(?<![\w.,])(\d+(?:[.,]\d+)?)\s?°?{re.escape(unit)}(?![^\W\d_])", re.IGNORECASE
+    )
+    held = {
+        (float(m.group(1).replace(",", ".")), m.group(0), call.source)
+        for call in calls
+        for _, leaf in _leaves(parsed(call.result))
+        if isinstance(leaf, str)
+        for m in pattern.finditer(leaf)
+    }
+    if len({h[0] for h in held}) != 1:
+        return None
+    bound, raw, source = next(iter(held))
+    if math.isclose(bound, number):
+        return None
+    return Contradiction(value.raw, raw, f"{source} result", "the one measurement of its unit")
+
+
+def near_miss(a: str, b: str) -> bool:
+    """One changed character or two swapped neighbours, same length, not equal.
+
+    >>> near_miss("e-5512", "e-5521"), near_miss("x-417", "e-5521"), near_miss("a1", "a1")
+    (True, False, False)
+    """
+    if len(a) != len(b) or a == b:
+        return False
+    diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+    if len(diff) == 1:
+        return True
+    return (
+        len(diff) == 2
+        and diff[1] == diff[0] + 1
+        and a[diff[0]] == b[diff[1]]
+        and (a[diff[1]] == b[diff[0]])
+    )
+
+
+def _near_miss(value: StatedValue, source_ids: Mapping[str, str]) -> Contradiction | None:
+    """An id one slip away from exactly one id a source states (``source_ids``: each
+    canonical id with the raw text a source wrote)."""
+    if value.kind != "id":
+        return None
+    stated = str(value.value)
+    close = [i for i in source_ids if near_miss(stated, i)]
+    if len(close) != 1 or not any(c.isdigit() for c in stated):
+        return None
+    return Contradiction(value.raw, source_ids[close[0]], "the id a source states", "near miss")
