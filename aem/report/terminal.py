@@ -129,16 +129,25 @@ def category_line(report: AuditReport) -> Text | None:
 def unverified_lines(report: AuditReport) -> list[Text]:
     """``12 claims unverified (no judge configured: set metrics.groundedness.judge)``, one
     line per metric that left claims undecided: no fail, no root cause, but a reader must
-    know how much nobody confirmed."""
+    know how much nobody confirmed. The judge hint only for a metric that names its judge
+    setting in its own explanation (a metric without one would be sent to a knob that
+    does not exist)."""
     counts: dict[str, int] = {}
+    judged: set[str] = set()
     for session in report.sessions:
         for turn in session.turns:
             for metric in turn.metrics:
                 if metric.unverified:
                     counts[metric.name] = counts.get(metric.name, 0) + len(metric.unverified)
+                    if f"metrics.{metric.name}.judge" in metric.explanation:
+                        judged.add(metric.name)
     return [
         Text(f"{plural(count, 'claim')} unverified", style="cyan")
-        + safe(f" by {name} (no judge configured: set metrics.{name}.judge)")
+        + safe(
+            f" by {name} (no judge configured: set metrics.{name}.judge)"
+            if name in judged
+            else f" by {name} (nothing in the trace supports or contradicts them)"
+        )
         for name, count in sorted(counts.items())
     ]
 

@@ -7,7 +7,10 @@ states that the check accepts, changes that one number by a plausible amount (3 
 written the same way) to a value the turn did not see, and judges the turn again with
 ``correctness.truthfulness``. Prints per data set:
 
-- false pass: perturbed turns that still pass (the check missed an invented number);
+- false pass: perturbed turns that still pass (the check called an invented number
+  supported);
+- proven: perturbed turns that fail (a source binds another value to the changed one);
+  the rest are left ``unverified`` — suspects, shown, never a failure;
 - false fail: unperturbed turns that fail (turns stating at least one checked value);
 
 each beside the baseline, measured on the same turns and perturbations in the same run:
@@ -66,6 +69,8 @@ class Tally:
     failed_turns: int = 0
     perturbed: int = 0
     passed_perturbed: int = 0
+    # Perturbed turns a source proves wrong (fail); the others are unverified or passed.
+    proven_perturbed: int = 0
     baseline_failed_turns: int = 0
     baseline_passed_perturbed: int = 0
     no_perturbation: int = 0
@@ -125,7 +130,9 @@ def measure(
             tally.perturbed += 1
             if passes_baseline(again, seen.numbers, config.compare):
                 tally.baseline_passed_perturbed += 1
-            if again.outcome is not Outcome.FAIL:
+            if again.outcome is Outcome.FAIL:
+                tally.proven_perturbed += 1
+            elif again.outcome is not Outcome.UNVERIFIED:
                 tally.passed_perturbed += 1
                 tally.false_passes.append(
                     f"{session.session_id} {turn.turn_id}: {claim.raw} -> {changed}: "
@@ -184,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
             "failed_turns",
             "perturbed",
             "passed_perturbed",
+            "proven_perturbed",
             "no_perturbation",
             "baseline_failed_turns",
             "baseline_passed_perturbed",
@@ -198,6 +206,7 @@ def _report(name: str, tally: Tally, examples: int) -> None:
     false_fail = tally.failed_turns / max(tally.turns, 1)
     print(
         f"{name}: false pass {tally.passed_perturbed}/{tally.perturbed} = {false_pass:.1%}; "
+        f"proven {tally.proven_perturbed}/{tally.perturbed} (the rest unverified); "
         f"false fail {tally.failed_turns}/{tally.turns} = {false_fail:.1%} "
         f"(no unseen perturbation for {tally.no_perturbation} value(s))"
     )
