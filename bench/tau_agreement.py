@@ -6,6 +6,16 @@ truth. Prints (a) how often "the session has a root cause" agrees with reward ==
 (b) how often the earliest root-cause span equals ``derived.first_deviation.span_id``
 on the failed sessions that have one; then every disagreement with its reason.
 
+Proven and suspected apart. A root cause is a proven failure; a turn AEM could neither
+support nor contradict is ``unverified``, and the earliest such turn of a branch with no
+failure upstream is a ``suspect`` (``SessionReport.suspects``), never a root cause. So
+(a) and (b) score proofs only, and two more figures score the suspects: (c) how many
+sessions have suspects but no root cause (on failed runs they are where a reader would
+look; on passed runs, doubts about a correct run), and (d) on the failed runs with a
+first-deviation span and *no* root cause — the runs (b) cannot score but a suspect might
+point into — how often the first suspect's first span is that span (a run with no
+suspect counts as a miss). Why only there: where a root cause exists it is AEM's answer.
+
     python -m bench.tau_agreement [DATA_DIR] [--set key=value ...]
 """
 
@@ -39,6 +49,11 @@ class TauScore:
     span_applies: bool  # a failed run with a first-deviation span to compare with
     span_hit: bool
     disagreements: tuple[str, ...] = ()
+    any_suspect: bool = False  # some turn is suspect (a root cause or not)
+    suspect_only: bool = False  # suspects but no root cause
+    # A failed run with a deviation span and no root cause: the first suspect is scored.
+    suspect_applies: bool = False
+    suspect_hit: bool = False  # ... and its first span is the deviation span
 
 
 def audit(data: Path, overrides: list[str], workers: int = 1) -> dict[str, SessionReport]:
@@ -60,9 +75,28 @@ def references(data: Path) -> list[dict[str, Any]]:
 
 def first_root_cause(result: SessionReport) -> RootCause | None:
     """The root cause on the earliest turn (turn ids are ``t<index>``)."""
-    if not result.root_causes:
+    return min(result.root_causes, key=lambda c: int(c.turn_id[1:]), default=None)
+
+
+def first_suspect(result: SessionReport) -> RootCause | None:
+    """The suspect on the earliest turn, read only when there is no root cause."""
+    if result.root_causes:
         return None
-    return min(result.root_causes, key=lambda c: int(c.turn_id[1:]))
+    return min(result.suspects, key=lambda c: int(c.turn_id[1:]), default=None)
+
+
+def suspect_score(ref: dict[str, Any], result: SessionReport) -> dict[str, bool]:
+    """The suspect fields of a :class:`TauScore`: suspects only, and on a failed run with
+    a deviation span and no root cause, whether the first suspect's first span is it."""
+    deviation = ((ref.get("derived") or {}).get("first_deviation") or {}).get("span_id")
+    applies = bool(ref["outcome"]["reward"] == 0 and deviation and not result.root_causes)
+    suspect = first_suspect(result)
+    return {
+        "any_suspect": bool(result.suspects),
+        "suspect_only": bool(result.suspects) and not result.root_causes,
+        "suspect_applies": applies,
+        "suspect_hit": applies and suspect is not None and deviation in suspect.span_ids[:1],
+    }
 
 
 def score(ref: dict[str, Any], result: SessionReport) -> TauScore:
@@ -82,14 +116,31 @@ def score(ref: dict[str, Any], result: SessionReport) -> TauScore:
     applies = bool(failed_run and deviation.get("span_id"))
     hit = applies and first is not None and deviation["span_id"] in first.span_ids[:1]
     if applies and not hit:
-        said = (
-            f"{(first.turn_id, first.name, first.metrics, first.span_ids[:1])}" if first else "None"
-        )
+        other = first or first_suspect(result)
+        said = f"{(other.turn_id, other.name, other.metrics, other.span_ids[:1])}" if other else ""
+        said = said if first else f"None (first suspect {said or 'none'})"
         lines.append(
             f"{result.session_id}: first deviation {deviation['kind']} at {deviation['span_id']} "
             f"({deviation.get('tool_name')}); AEM's first root cause {said}"
         )
-    return TauScore(result.session_id, agrees, applies, hit, tuple(lines))
+    return TauScore(
+        result.session_id, agrees, applies, hit, tuple(lines), **suspect_score(ref, result)
+    )
+
+
+def suspect_lines(scores: list[TauScore]) -> list[str]:
+    """The suspect figures: sessions with suspects only, and the first suspect on the
+    failed runs with no root cause."""
+    any_suspect = sum(s.any_suspect for s in scores)
+    only = sum(s.suspect_only for s in scores)
+    total = sum(s.suspect_applies for s in scores)
+    hits = sum(s.suspect_hit for s in scores)
+    return [
+        f"sessions with a suspect: {any_suspect}/{len(scores)}, "
+        f"with suspects but no root cause: {only}/{len(scores)}",
+        f"first suspect span == first_deviation span (failed, with a span, no root cause): "
+        f"{hits}/{total} = {hits / max(total, 1):.1%}",
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -109,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         f"root-cause span == first_deviation span (failed sessions with a span): "
         f"{span_hits}/{span_total} = {span_hits / max(span_total, 1):.1%}"
     )
+    print("\n".join(suspect_lines(scores)))
     for line in (line for s in scores for line in s.disagreements):
         print("  -", line)
     return 0

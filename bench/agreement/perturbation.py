@@ -1,10 +1,18 @@
 """The support check under perturbation: false pass and false fail, per half.
 
-``bench.support.run`` measures it (same seed, same order, so the pooled counts equal its
-own run with ``--seed 8``); here each session's turns are counted in the half of the set
-the session comes from (tau-bench or Who&When), so a session is on the same side of the
-split here as in the agreement figures. The baseline is that bench's: the rule before
-issue 8, which accepted any arithmetic of the numbers a turn saw.
+``bench.support.run`` measures it (same seed, same order); here each session's turns
+are counted in the half of the set the session comes from (tau-bench or Who&When), so a
+session is on the same side of the split here as in the agreement figures. The baseline
+is that bench's: the rule before issue 8, which accepted any arithmetic of the numbers a
+turn saw.
+
+Measured twice, on the same perturbations. With the defaults (what users get): false
+pass is a changed number the check calls supported, *proven* a changed number a source
+binds another value to (a fail), the rest are suspects (``unverified``); false fail is a
+correct turn that fails. With ``[verdicts] unsupported = "fail"`` (the ``(strict)``
+rows): "not accepted" is a fail, so the rows say whether the support check *accepts* a
+value — what a derivation changes, and what ``bench.agreement.ablate`` reads (by default
+a derivation only turns suspects into passes, which no fail count shows).
 """
 
 from __future__ import annotations
@@ -19,14 +27,16 @@ from bench.agreement.split import ALL, HALVES, half
 
 SET = "perturbation"
 SEED, PER_TURN = 8, 3
+STRICT = "verdicts.unsupported=fail"
 SOURCE = {"tau-bench airline": "tau-bench", "Who&When AG": "whowhen", "Who&When HC": "whowhen"}
 # figure -> (method, numerator field, denominator field) of bench.support.run.Tally
-COUNTS = {
+COUNTS: dict[str, tuple[Any, ...]] = {
     "false pass": (
         ("AEM", "passed_perturbed"),
         ("any arithmetic (before issue 8)", "baseline_passed_perturbed"),
         "perturbed",
     ),
+    "proven": (("AEM", "proven_perturbed"), "perturbed"),
     "false fail": (
         ("AEM", "failed_turns"),
         ("any arithmetic (before issue 8)", "baseline_failed_turns"),
@@ -36,14 +46,17 @@ COUNTS = {
 
 
 def measure(root: Path, workers: int) -> list[Figure]:
+    from aem.config import load_config
     from bench.support.run import DATA_SETS, Tally, measure_data_set
 
-    rng = random.Random(SEED)
     result = []
-    for name in DATA_SETS:
-        tallies = {h: Tally() for h in HALVES}
-        measure_data_set(root, name, rng, PER_TURN, _tally_of(SOURCE[name], tallies))
-        result += figures(name, tallies)
+    for suffix, config in (("", None), (" (strict)", load_config(None, [STRICT]))):
+        rng = random.Random(SEED)  # the same perturbations in both modes
+        for name in DATA_SETS:
+            tallies = {h: Tally() for h in HALVES}
+            tally_of = _tally_of(SOURCE[name], tallies)
+            measure_data_set(root, name, rng, PER_TURN, tally_of, config)
+            result += figures(name + suffix, tallies, strict=bool(suffix))
     return result
 
 
@@ -52,10 +65,13 @@ def _tally_of(source: str, tallies: Mapping[str, Any]) -> Callable[[str], Any]:
     return lambda session_id: tallies[half(source, session_id)]
 
 
-def figures(name: str, tallies: Mapping[str, Any]) -> list[Figure]:
-    """False pass and false fail of AEM and the baseline from the per-half tallies."""
+def figures(name: str, tallies: Mapping[str, Any], *, strict: bool = False) -> list[Figure]:
+    """False pass, proven (default mode only: under ``strict`` every unaccepted value
+    fails) and false fail of AEM and the baseline from the per-half tallies."""
     result = []
     for figure_name, (*methods, denominator) in COUNTS.items():
+        if strict and figure_name == "proven":
+            continue
         for method, numerator in methods:
             cells: dict[str, Cell] = {
                 h: ratio(getattr(tallies[h], numerator), getattr(tallies[h], denominator))
@@ -65,5 +81,6 @@ def figures(name: str, tallies: Mapping[str, Any]) -> list[Figure]:
                 sum(getattr(tallies[h], numerator) for h in HALVES),
                 sum(getattr(tallies[h], denominator) for h in HALVES),
             )
-            result.append(Figure(SET, f"{name} {figure_name}", method, cells, "lower"))
+            better = "higher" if figure_name == "proven" else "lower"
+            result.append(Figure(SET, f"{name} {figure_name}", method, cells, better))
     return result

@@ -12,6 +12,12 @@ trivial baselines that show each figure's floor.
 the command exits 2. The sets: ``tau-bench``, ``whowhen``, ``ragtruth``, ``instrumented``,
 ``perturbation`` (the support check on changed numbers) and ``matching`` (the generated
 tool-matching workload). ``--json`` writes every figure with its counts, per half.
+
+Proven failures and suspects are scored apart (Who&When: root-cause precision and
+coverage, the first suspect where nothing is proven; tau-bench: sessions with suspects
+only, the first suspect against the first deviation), since a suspect is never a root
+cause. Whether each of AEM's value derivations earns its place beyond the set it was
+found on is ``bench.agreement.ablate``'s question (leave one set out).
 """
 
 from __future__ import annotations

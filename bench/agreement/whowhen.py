@@ -4,6 +4,22 @@ AEM's attribution is ``bench.whowhen.run``'s (its earliest root cause). Baseline
 on the same sessions: the member with the most messages (at its first message); the first
 failed code run (blamed on the member whose message held the code, at that message);
 the sender of the last message; and a uniform guess's expected accuracy.
+
+Proven and suspected side by side. Accuracy over all sessions counts a session with no
+root cause as a miss, so it cannot tell "AEM is wrong" from "AEM proves nothing". Per
+subset, three more readings split it:
+
+* *coverage* — the share of sessions with a root cause at all;
+* *precision* — on the sessions with a root cause, the share whose earliest root cause
+  names the labelled agent / step, with the baselines on those same sessions (a rule
+  that proves only the easy sessions must beat the floor *there*);
+* the *first suspect* (``SessionReport.suspects``, the earliest suspect turn), read only
+  on sessions with no root cause and at least one suspect, with the baselines on those
+  same sessions. Only there because a suspect is the answer to "nothing is proven, where
+  to look"; where a root cause exists it is AEM's answer (``bench.whowhen.run`` says more).
+
+The accuracy rows also carry "AEM root cause, else first suspect": the union a reader
+is handed, over all sessions.
 """
 
 from __future__ import annotations
@@ -37,6 +53,8 @@ BASELINES: dict[str, Callable[[list[Step]], Guess]] = {
     "first failed code run": first_failed_code_run,
     "last speaker": last_speaker,
 }
+EITHER = "AEM root cause, else first suspect"
+SUSPECT = "AEM first suspect"
 
 
 @dataclass(frozen=True)
@@ -47,6 +65,8 @@ class WhoRow:
     true_step: int
     guesses: dict[str, Guess]
     chance: tuple[float, float]
+    proven: bool = False  # AEM named a root cause (``guesses["AEM"]`` is it)
+    suspect: Guess | None = None  # the first suspect, when there is no root cause
 
 
 def steps_of(spans: list[otlp.SpanView], reference: dict[str, Any]) -> list[Step]:
@@ -72,19 +92,63 @@ def steps_of(spans: list[otlp.SpanView], reference: dict[str, Any]) -> list[Step
 
 def row(aem: Attribution, steps: list[Step]) -> WhoRow:
     guesses = {"AEM": Guess(aem.agent, aem.step)}
+    suspect = Guess(*aem.suspect) if aem.suspect_used and aem.suspect else None
+    guesses[EITHER] = suspect or guesses["AEM"]
+    if suspect is not None:
+        guesses[SUSPECT] = suspect
     guesses.update({name: blame(steps) for name, blame in BASELINES.items()})
-    return WhoRow(aem.true_agent, aem.true_step, guesses, random_chance(steps))
+    return WhoRow(aem.true_agent, aem.true_step, guesses, random_chance(steps), aem.proven, suspect)
 
 
 def figures(subset: str, rows: list[tuple[str, WhoRow]]) -> list[Figure]:
-    """Agent and step accuracy of AEM and every baseline on one subset."""
+    """Agent and step accuracy of AEM and every baseline on one subset, then the proven
+    root causes' coverage and precision and the first suspect's accuracy where used."""
     result = []
     for level in ("agent", "step"):
-        name = f"{subset} {level} accuracy"
-        for method in ("AEM", *BASELINES):
-            result.append(figure(SET, name, method, rows, _accuracy(method, level)))
-        result.append(figure(SET, name, "random (expected)", rows, _chance(level)))
+        result += _compared(f"{subset} {level} accuracy", ("AEM", EITHER), level, rows)
+    return result + proven_figures(subset, rows) + suspect_figures(subset, rows)
+
+
+def proven_figures(subset: str, rows: list[tuple[str, WhoRow]]) -> list[Figure]:
+    """Coverage (sessions with a root cause) and, on those sessions, precision."""
+    proven = [(h, r) for h, r in rows if r.proven]
+    result = [
+        figure(SET, f"{subset} root-cause coverage", "AEM", rows, lambda rs: share(_proven(rs)))
+    ]
+    for level in ("agent", "step"):
+        name = f"{subset} {level} precision (sessions with a root cause)"
+        result += _compared(name, ("AEM",), level, proven)
     return result
+
+
+def suspect_figures(subset: str, rows: list[tuple[str, WhoRow]]) -> list[Figure]:
+    """How often the first suspect stands in, and its accuracy on the sessions it does."""
+    unproven = [(h, r) for h, r in rows if not r.proven]
+    used = [(h, r) for h, r in unproven if r.suspect is not None]
+    result = [
+        figure(
+            SET,
+            f"{subset} first suspect used (no root cause)",
+            SUSPECT,
+            unproven,
+            lambda rs: share([r.suspect is not None for r in rs]),
+        )
+    ]
+    for level in ("agent", "step"):
+        result += _compared(f"{subset} first suspect {level} accuracy", (SUSPECT,), level, used)
+    return result
+
+
+def _compared(
+    name: str, ours: tuple[str, ...], level: str, rows: list[tuple[str, WhoRow]]
+) -> list[Figure]:
+    """One figure for AEM's methods ``ours``, every baseline and random, on ``rows``."""
+    result = [figure(SET, name, m, rows, _accuracy(m, level)) for m in (*ours, *BASELINES)]
+    return [*result, figure(SET, name, "random (expected)", rows, _chance(level))]
+
+
+def _proven(rows: Sequence[WhoRow]) -> list[bool]:
+    return [r.proven for r in rows]
 
 
 def _accuracy(method: str, level: str) -> Callable[[Sequence[WhoRow]], Cell]:

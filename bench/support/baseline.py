@@ -64,8 +64,8 @@ def passes_baseline(
     failed only for unsupported numbers that are each a coincidence of seen numbers."""
     if verdict.outcome is not Outcome.FAIL:
         return True
-    if "nothing the turn saw supports" not in verdict.explanation:
-        return False
+    if any(e.field != "unsupported" for e in verdict.evidence):
+        return False  # a contradiction or a claimed success: no arithmetic excuses it
     pool = list(seen)
     for evidence in verdict.evidence:
         numbers = [v for v in extract_values(str(evidence.actual), settings) if v.kind == "number"]

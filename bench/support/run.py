@@ -92,10 +92,16 @@ def sessions(traces: Path) -> Iterator[Session]:
 
 
 def measure(
-    session: Session, case: Case | None, tally: Tally, rng: random.Random, per_turn: int
+    session: Session,
+    case: Case | None,
+    tally: Tally,
+    rng: random.Random,
+    per_turn: int,
+    config: AemConfig | None = None,
 ) -> None:
-    """Judge each narrating turn as written, then with one number changed at a time."""
-    config = AemConfig()
+    """Judge each narrating turn as written, then with one number changed at a time
+    (under ``config``: the defaults, or ``[verdicts] unsupported = "fail"``)."""
+    config = config or AemConfig()
     context = MetricContext(session=session, case=case, services=services_from(config))
     metric = Truthfulness()
     for turn in session.turns:
@@ -160,6 +166,7 @@ def measure_data_set(
     rng: random.Random,
     per_turn: int,
     tally_of: Callable[[str], Tally],
+    config: AemConfig | None = None,
 ) -> None:
     """Every session of one data set (a key of ``DATA_SETS``), each counted in the tally
     ``tally_of(session_id)`` names — one tally for the set, or one per half of a split."""
@@ -168,7 +175,7 @@ def measure_data_set(
     cases = load_cases(path.parent / references) if references else {}
     for session in sessions(path):
         case = cases.get(session.session_id)
-        measure(session, case, tally_of(session.session_id), rng, per_turn)
+        measure(session, case, tally_of(session.session_id), rng, per_turn, config)
 
 
 def main(argv: list[str] | None = None) -> int:

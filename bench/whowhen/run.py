@@ -11,8 +11,24 @@ earliest step among the turn's spans (a code run linked to the message that wrot
 code is attributed to that message). A session with
 no root cause counts as wrong on both levels.
 
+Proven and suspected apart. A root cause is a *proven* failure (a contradiction or a
+structural fact); a turn AEM could neither support nor contradict is ``unverified``, and
+the earliest such turn of a branch with no failure upstream is labelled ``suspect``
+(``SessionReport.suspects``). Why both are scored, and apart: accuracy over all sessions
+mixes two questions — is what AEM proves right (*precision*: of the sessions with a root
+cause, the share whose earliest root cause names the labelled agent / step) and how often
+does it prove anything (*coverage*: the share of sessions with a root cause). The *first
+suspect* (the suspect on the earliest turn) is read only on sessions with no root cause.
+Why not on every session: a suspect is where to look *when nothing is proven*; where a
+root cause exists, that is AEM's answer and a reader is pointed at it, not at a doubt
+(which may sit on another branch or upstream of the failure). Scoring the suspect there
+would grade an answer nobody is given. Read this way the two split the sessions without
+overlap — proven ones by the root cause, the rest by the first suspect — and "root
+cause, else first suspect" is their union.
+
 Prints agent-level and step-level accuracy per subset beside the published GPT-4o
-figures (Who&When paper, Table 1, no ground truth given to the judge) and random.
+figures (Who&When paper, Table 1, no ground truth given to the judge) and random, then
+the proven precision and coverage and the first suspect's accuracy where it is used.
 
     python -m bench.whowhen.run [DATA_DIR] [--set key=value ...] [--misses]
 """
@@ -56,6 +72,9 @@ class Attribution:
     true_agent: str
     true_step: int
     metrics: tuple[str, ...] = ()
+    proven: bool = False  # the session has a root cause (``agent`` / ``step`` are its)
+    # The first suspect's agent and step, read only when there is no root cause.
+    suspect: tuple[str | None, int | None] | None = None
 
     @property
     def agent_hit(self) -> bool:
@@ -65,28 +84,50 @@ class Attribution:
     def step_hit(self) -> bool:
         return self.step == self.true_step
 
+    @property
+    def suspect_used(self) -> bool:
+        """The first suspect stands in: no root cause, and some turn is suspect."""
+        return not self.proven and self.suspect is not None
+
+
+def _turn_index(cause: RootCause) -> int:
+    return int(cause.turn_id.lstrip("t") or 0)
+
 
 def earliest(report: SessionReport) -> RootCause | None:
     """The root cause on the earliest turn (turn ids are ``t<index>``)."""
-    if not report.root_causes:
+    return min(report.root_causes, key=_turn_index, default=None)
+
+
+def first_suspect(report: SessionReport) -> RootCause | None:
+    """The suspect on the earliest turn; ``None`` when the session has a root cause (the
+    suspect is read only where nothing is proven) or no suspect."""
+    if report.root_causes:
         return None
-    return min(report.root_causes, key=lambda c: int(c.turn_id.lstrip("t") or 0))
+    return min(report.suspects, key=_turn_index, default=None)
+
+
+def blamed(cause: RootCause, steps: dict[str, int]) -> tuple[str | None, int | None]:
+    """The agent a cause names (its ``agent``, else its name) and its earliest step."""
+    return cause.agent or cause.name, min(
+        (steps[s] for s in cause.span_ids if s in steps), default=None
+    )
 
 
 def attribute(report: SessionReport, reference: dict[str, Any]) -> Attribution:
     outcome, derived = reference["outcome"], reference["derived"]
     steps = {span: k for k, span in enumerate(derived["step_span_ids"])}
-    cause = earliest(report)
-    step = None
-    if cause is not None:
-        step = min((steps[s] for s in cause.span_ids if s in steps), default=None)
+    cause, suspect = earliest(report), first_suspect(report)
+    agent, step = blamed(cause, steps) if cause else (None, None)
     return Attribution(
         session_id=report.session_id,
-        agent=(cause.agent or cause.name) if cause else None,
+        agent=agent,
         step=step,
         true_agent=str(outcome["mistake_agent"]),
         true_step=int(outcome["mistake_step"]),
         metrics=tuple(cause.metrics) if cause else (),
+        proven=cause is not None,
+        suspect=blamed(suspect, steps) if suspect else None,
     )
 
 
@@ -111,6 +152,42 @@ def run_subset(data: Path, stem: str, overrides: list[str], workers: int = 1) ->
 
 def _percent(hits: int, total: int) -> float:
     return 100.0 * hits / total if total else 0.0
+
+
+def proven_and_suspected(rows: list[Attribution]) -> dict[str, tuple[int, int]]:
+    """(hits, total) of each proven / suspect figure of one subset: the root cause's
+    coverage and precision, and the first suspect's accuracy where it is used."""
+    proven = [a for a in rows if a.proven]
+    used = [a for a in rows if a.suspect_used]
+    suspects = [a.suspect for a in used if a.suspect is not None]
+    truths = [(a.true_agent, a.true_step) for a in used]
+    return {
+        "root-cause coverage": (len(proven), len(rows)),
+        "root-cause agent precision": (sum(a.agent_hit for a in proven), len(proven)),
+        "root-cause step precision": (sum(a.step_hit for a in proven), len(proven)),
+        "first suspect used (no root cause)": (len(used), len(rows) - len(proven)),
+        "first suspect agent accuracy": (
+            sum(s[0] == t[0] for s, t in zip(suspects, truths, strict=True)),
+            len(used),
+        ),
+        "first suspect step accuracy": (
+            sum(s[1] == t[1] for s, t in zip(suspects, truths, strict=True)),
+            len(used),
+        ),
+    }
+
+
+def proven_table(results: dict[str, list[Attribution]]) -> list[str]:
+    """Proven root causes and first suspects apart, per subset, with their counts."""
+    counted = {name: proven_and_suspected(rows) for name, rows in results.items()}
+    lines = [f"{'proven / suspect':36} " + " ".join(f"{name:>16}" for name in results)]
+    for figure in next(iter(counted.values()), {}):
+        cells = []
+        for name in results:
+            hits, total = counted[name][figure]
+            cells.append(f"{_percent(hits, total):5.1f}% ({hits}/{total})".rjust(16))
+        lines.append(f"{figure:36} " + " ".join(cells))
+    return lines
 
 
 def table(results: dict[str, list[Attribution]]) -> list[str]:
@@ -153,13 +230,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     results = {name: run_subset(args.data, stem, args.overrides) for name, stem in SUBSETS.items()}
     print("\n".join(table(results)))
+    print("\n".join(proven_table(results)))
     print("\n".join(details(results)))
     if args.misses:
         for rows in results.values():
             for a in rows:
                 if not (a.agent_hit and a.step_hit):
+                    suspect = f", first suspect {a.suspect[0]}@{a.suspect[1]}" if a.suspect else ""
                     print(
-                        f"  {a.session_id}: said {a.agent}@{a.step} {list(a.metrics)}, "
+                        f"  {a.session_id}: said {a.agent}@{a.step} {list(a.metrics)}{suspect}, "
                         f"label {a.true_agent}@{a.true_step}"
                     )
     return 0
