@@ -155,7 +155,8 @@ def test_a_count_is_stated_with_what_it_counts_not_a_list_number() -> None:
         make_tool_call("get_policy", {}, result=policy),
         make_turn("answer", text="Flights:\n1. **JFK**\n2. **SFO to SEA**\n- Total: $100"),
     )
-    assert listed.outcome == "fail" and "$100" in listed.explanation
+    # No record binds a total: a wrong one is a suspect, not a proof.
+    assert listed.outcome == "unverified" and "$100" in listed.explanation
     labelled = _last(
         make_tool_call("get_policy", {}, result=policy),
         make_turn("answer", text="- Number of passengers: 2\n- Total compensation: $100"),
@@ -202,7 +203,7 @@ def test_what_remains_of_a_rows_amount_after_a_stated_payment() -> None:
         make_tool_call("calculate", {"expression": "158 + 141"}, result="299.0"),
         make_turn("answer", text=text.format(left="$221")),
     )
-    assert wrong.outcome == "fail" and "$221" in wrong.explanation
+    assert wrong.outcome == "unverified" and "$221" in wrong.explanation
 
 
 def test_a_payment_is_no_difference() -> None:

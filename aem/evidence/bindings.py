@@ -11,10 +11,11 @@ structure, never by likeness:
   sentence ("2+3" after ``add(a=2, b=3)``; "the refund for ORD-1" after
   ``get_refund(order_id="ORD-1")``) and the call returned one number: the one other
   number of the sentence is that result;
-* **the field of the record a sentence names** — a result row the sentence names by one
-  of its ids, or the only row in view holding a value of that kind, with exactly one
-  field of that kind (a time, a date, an amount of that currency, a measure of that
-  unit);
+* **the field of the record a sentence names** — the one result row the sentence names
+  by one of its ids, by another value of it, or by the field's own name ("your refund
+  is $40" against ``refund``), with exactly one field of the value's kind (a time, a
+  date, an amount, a measure of that unit); a row the sentence does not name binds
+  nothing, however alone it is in view;
 * **the list a count's noun names** — "3 flights" against the one list under a key
   ``flights``; "3 options" names no list, so it binds nothing;
 * **the one measurement of a unit** in what the calls returned ("37C" against a forecast
@@ -323,13 +324,15 @@ def _records(calls: Sequence[Call]) -> Iterator[tuple[str, dict[str, Any]]]:
 def _record_field(
     value: StatedValue, sentence: str, calls: Sequence[Call], settings: CompareSettings
 ) -> Contradiction | None:
-    """The one field of the value's kind in the record the sentence names (by an id it
-    holds), or in the only record in view with a field of that kind."""
+    """The one field of the value's kind in the one record the sentence names: by an id
+    the record holds, by another value the sentence states that a field of it holds
+    ("May 6"), or by the field's own name ("your refund is $40" against ``refund``).
+    A record the sentence does not name binds nothing, however alone it is in view."""
     kind = _kind_of(value)
     if kind is None or (kind.startswith("number") and _other_numbers(value, sentence, settings)):
         return None  # "3 nights at HAT105 cost $315": an amount worked out, not a field
-    lowered = sentence.lower()
-    holding = []
+    said = _Said(sentence, value, settings)
+    chosen = []
     for where, row in _records(calls):
         fields = [
             (key, found)
@@ -338,23 +341,40 @@ def _record_field(
             for found in _field_kinds(key, leaf, settings)
             if _matches(kind, found[0])
         ]
-        if fields:
-            named = any(
-                isinstance(v, str) and _ID_LIKE.match(v) and said_at_boundary(v.lower(), lowered)
-                for v in row.values()
-            )
-            holding.append((named, where, fields))
-    named_rows = [h for h in holding if h[0]]
-    chosen = named_rows if named_rows else holding
-    if len(chosen) != 1 or len(chosen[0][2]) != 1:
+        if len(fields) == 1 and said.names(row, fields[0][0], settings):
+            chosen.append((where, fields[0]))
+    if len(chosen) != 1:
         return None
-    _, where, ((key, (_, bound, raw)),) = chosen[0]
+    where, (key, (_, bound, raw)) = chosen[0]
     if bound == value.value or (
         isinstance(bound, float)
         and math.isclose(bound, float(value.value), rel_tol=settings.number_rel_tol)  # type: ignore[arg-type]
     ):
         return None
     return Contradiction(value.raw, raw, f"{key} in {where}", "record field")
+
+
+class _Said:
+    """What a sentence says besides the value checked: its words and its other values."""
+
+    def __init__(self, sentence: str, value: StatedValue, settings: CompareSettings) -> None:
+        self.lowered = sentence.lower()
+        self.stems = {stem(w) for w in re.findall(r"[^\W\d_]{3,}", self.lowered)}
+        self.values = {
+            (v.kind, str(v.value)) for v in extract_values(sentence, settings) if v.raw != value.raw
+        }
+
+    def names(self, row: dict[str, Any], key: str, settings: CompareSettings) -> bool:
+        """Whether the sentence names ``row``: an id of it, a value of it, or ``key``."""
+        for leaf in row.values():
+            if not isinstance(leaf, str) or len(leaf) > 64:
+                continue
+            if _ID_LIKE.match(leaf) and said_at_boundary(leaf.lower(), self.lowered):
+                return True
+            if any((v.kind, str(v.value)) in self.values for v in extract_values(leaf, settings)):
+                return True
+        words = [w for w in re.split(r"[_\W]+", key.lower()) if len(w) >= 3]
+        return bool(words) and all(stem(w) in self.stems for w in words)
 
 
 def _other_numbers(value: StatedValue, sentence: str, settings: CompareSettings) -> bool:
@@ -453,13 +473,18 @@ def near_miss(a: str, b: str) -> bool:
     )
 
 
+# Digits an id must hold for one changed or swapped digit to be a slip, not another
+# thing: "Freon-13" beside "Freon-12", "GPT-4" beside "GPT-3" are other things.
+_SLIP_DIGITS = 4
+
+
 def _near_miss(value: StatedValue, source_ids: Mapping[str, str]) -> Contradiction | None:
-    """An id one slip away from exactly one id a source states (``source_ids``: each
-    canonical id with the raw text a source wrote)."""
+    """An id of four digits or more one slip away from exactly one id a source states
+    (``source_ids``: each canonical id with the raw text a source wrote)."""
     if value.kind != "id":
         return None
     stated = str(value.value)
     close = [i for i in source_ids if near_miss(stated, i)]
-    if len(close) != 1 or not any(c.isdigit() for c in stated):
+    if len(close) != 1 or sum(c.isdigit() for c in stated) < _SLIP_DIGITS:
         return None
     return Contradiction(value.raw, source_ids[close[0]], "the id a source states", "near miss")

@@ -23,7 +23,7 @@ measures the whole rule on labelled claims.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
@@ -224,12 +224,45 @@ def _without_glosses(claim: str, text: str) -> str:
 _AFTER_COLON = re.compile(r":[\s*_]*$")
 
 
-def _missing_name(claim: str, grounding: Grounding) -> str | None:
+@dataclass(frozen=True)
+class MissingName:
+    """A name the context does not hold, and ``beside`` — another word of the same
+    multi-word name that the context does hold ("Tulsa" of "Tulsa County"), if any."""
+
+    name: str
+    beside: str | None = None
+
+
+# A multi-word name: capitalised words joined by spaces or the small words names hold.
+_NAME_RUN = re.compile(
+    r"[A-ZА-ЯЁ][\w'.&-]*(?:(?:\s+(?:of|and|the|de|la|van|von|der|du|di|del))*\s+"
+    r"[A-ZА-ЯЁ][\w'.&-]*)*"
+)
+
+
+def _held_word(word: str, text: str, stems: Set[str]) -> bool:
+    lowered = word.lower()
+    return bool(re.search(rf"(?<!\w){re.escape(lowered)}(?!\w)", text)) or stem(lowered) in stems
+
+
+def _beside(body: str, at: int, name: str, text: str, stems: Set[str]) -> str | None:
+    """Another word of the multi-word name around ``body[at]`` that the context holds."""
+    for run in _NAME_RUN.finditer(body):
+        if run.start() <= at < run.end():
+            others = [w for w in run.group(0).split() if w[:1].isupper() and w != name]
+            held = [w for w in others if w.lower() not in STOP_WORDS and _held_word(w, text, stems)]
+            return held[0] if held else None
+    return None
+
+
+def _missing_name(claim: str, grounding: Grounding) -> MissingName | None:
     """The first capitalised word (a name) of ``claim`` the context does not hold.
 
     The claim's first word, a lead-in label, the first word after a colon and clock
     suffixes are capitalised by grammar or layout, so they are no names; a name glossing
-    one the context holds is no new name (:func:`_without_glosses`)."""
+    one the context holds is no new name (:func:`_without_glosses`). A word that extends
+    a name the context holds ("Tulsa *County*", "Sally Kohn" after "Kohn") may be the
+    same entity or another one: it is reported with the word beside it."""
     text = grounding.values.text
     stems = content_stems(text)
     claim = _without_glosses(claim, text)
@@ -240,7 +273,7 @@ def _missing_name(claim: str, grounding: Grounding) -> str | None:
         if name in _NOT_NAMES or _AFTER_COLON.search(body, 0, match.start()):
             continue  # a field's value starts capitalised: "Basic Economy: Sold Out"
         if name.lower() not in text and stem(name.lower()) not in stems:
-            return name
+            return MissingName(name, _beside(body, match.start(), name, text, stems))
     return None
 
 
@@ -360,11 +393,9 @@ def _check(
     if missing is not None:
         missing = _bound(missing, claim, values, grounding, comparator.settings)
         return _missing_check(claim, missing, score, passage, grounding, thresholds)
-    name = _missing_name(_without_values(claim, values), grounding)
-    if name is not None:
-        why = f"names {name!r}, which the context does not"
-        status = _unsupported_status(grounding, thresholds)
-        return ClaimCheck(claim, status, score, passage, why, name, passage.text)
+    missing_name = _missing_name(_without_values(claim, values), grounding)
+    if missing_name is not None:
+        return _name_check(claim, missing_name, score, passage, grounding, thresholds)
     if _reports_failure(claim, grounding) or any(
         reports_done(claim, name) for name in grounding.succeeded
     ):
@@ -400,6 +431,29 @@ def _bound(
     if bound is None:
         return missing
     return replace(missing, status="contradicted", quote=bound.quote, closest=bound.bound)
+
+
+def _name_check(
+    claim: str,
+    missing: MissingName,
+    score: float,
+    passage: Passage,
+    grounding: Grounding,
+    thresholds: Thresholds,
+) -> ClaimCheck:
+    """A name no source holds is unsupported (:func:`_unsupported_status`); one that
+    extends a name the context holds proves nothing either way — the same entity named
+    longer, or another one — so it is a doubt unless unsupported names fail."""
+    name = missing.name
+    if missing.beside is not None and not thresholds.unsupported_fails:
+        why = (
+            f"names {name!r} beside {missing.beside!r}, which the context holds: the same "
+            "entity named longer, or another one"
+        )
+        return ClaimCheck(claim, ClaimStatus.UNVERIFIED, score, passage, why, name, passage.text)
+    why = f"names {name!r}, which the context does not"
+    status = _unsupported_status(grounding, thresholds)
+    return ClaimCheck(claim, status, score, passage, why, name, passage.text)
 
 
 def _unsupported_status(grounding: Grounding, thresholds: Thresholds) -> ClaimStatus:
