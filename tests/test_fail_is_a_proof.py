@@ -137,3 +137,61 @@ def test_a_generated_fail_of_each_metric_quotes_evidence(
         (r.name, r.outcome, r.explanation) for r in results
     ]
     assert _unproven([r.model_dump(mode="json") for r in fails]) == []
+
+
+# Evidence fields that record a doubt, not a proof: a value nothing binds (truthfulness),
+# a value or name no tool record holds (groundedness without retrieved passages).
+_DOUBT_FIELDS = {"unsupported"}
+_RECORD_DOUBT_FIELDS = {"unsupported_value"}
+
+
+def _doubts_as_proof(report: dict[str, Any]) -> list[str]:
+    """Fails that rest only on doubts: every evidence item a doubt (for groundedness in a
+    session with no retrieval, a value or name the records lack is a doubt too)."""
+    found = []
+    for session in report["sessions"]:
+        retrieved = any(t["kind"] == "retrieval" for t in session["turns"])
+        doubts = _DOUBT_FIELDS | (set() if retrieved else _RECORD_DOUBT_FIELDS)
+        for turn in session["turns"]:
+            for result in turn["metrics"]:
+                fields = {e.get("field") for e in result["evidence"]}
+                if result["outcome"] == "fail" and fields and fields <= doubts:
+                    found.append(f"{session['session_id']} {turn['turn_id']} {result['name']}")
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(INPUTS))
+def test_no_fail_on_the_bundled_inputs_rests_on_a_doubt(name: str) -> None:
+    assert _doubts_as_proof(json.loads(render(name))) == []
+
+
+def _doubtful_sessions() -> list[Session]:
+    """Sessions whose answers state values no source supports nor contradicts."""
+    found = {"flights": [{"id": "SK101", "departs": "11:30"}, {"id": "SK102", "departs": "15:00"}]}
+    return [
+        make_session(
+            make_tool_call("search", {"to": "Oslo"}, result=found),
+            make_turn("answer", text="I found 3 options; one leaves at 9:00 for $417."),
+        ),
+        make_session(
+            make_tool_call("get_user", {"id": "U-1"}, result={"name": "Ann", "tier": "gold"}),
+            make_turn("answer", text="Ann, as a gold member you saved $1,250 since 2021."),
+        ),
+        make_session(
+            make_turn("reasoning", text="Last quarter was Q1 2026, about 90 days."),
+            make_turn("answer", text="Your expenses for Q1 2026 came to 12 400 рублей."),
+        ),
+    ]
+
+
+@pytest.mark.parametrize("session", _doubtful_sessions(), ids=["flights", "user", "expenses"])
+def test_values_nothing_binds_never_fail_and_make_a_suspect(session: Session) -> None:
+    report = Evaluator(AemConfig(), {}).evaluate(session)
+    fails = [
+        (m.name, m.explanation) for t in report.turns for m in t.metrics if m.outcome == "fail"
+    ]
+    assert fails == []
+    assert report.root_causes == [] and len(report.suspects) == 1
+    strict = Evaluator(AemConfig.model_validate({"verdicts": {"unsupported": "fail"}}), {})
+    assert strict.evaluate(session).root_causes, "the strict mode fails what nothing supports"
