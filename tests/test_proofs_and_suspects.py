@@ -238,3 +238,16 @@ def test_strict_teams_get_support_as_proof_back_and_the_report_says_so() -> None
     strict = Evaluator(STRICT, {}, [Truthfulness()]).evaluate(make_session(*turns))
     assert [t.label for t in default.turns] == [Label.OK, Label.SUSPECT]
     assert [t.label for t in strict.turns] == [Label.OK, Label.ROOT_CAUSE]
+
+
+@pytest.mark.parametrize(
+    ("stated", "outcome"),
+    [
+        ("Totals for Q1 2025 are ready.", Outcome.FAIL),
+        ("Totals for March 2025 are ready.", Outcome.UNVERIFIED),  # a month binds no quarter
+        ("Totals for Q1 2026 are ready.", Outcome.PASS),
+    ],
+)
+def test_a_case_period_binds_the_same_span_in_another_year(stated: str, outcome: Outcome) -> None:
+    verdict = _truth(_answer(stated), case={"facts": {"period": "2026-Q1"}})
+    assert verdict.outcome is outcome, verdict.explanation

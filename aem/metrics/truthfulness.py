@@ -93,7 +93,13 @@ def _conflict(
         (fs, fe), (ss, se) = _span(fact), _span(stated)
         if fs <= ss and se <= fe:
             return False
-        other_year = ss.month == fs.month and fe.month == fs.month and ss.year != fs.year
+        # the same month, quarter or half in another year ("Q1 2025" for 2026-Q1)
+        other_year = (ss.month, ss.day, se.month, se.day) == (
+            fs.month,
+            fs.day,
+            fe.month,
+            fe.day,
+        ) and (ss.year != fs.year)
         return True if (related or other_year) else None
     if fact.kind == "id" and stated.kind == "id":
         if stated.value == fact.value:
@@ -111,7 +117,7 @@ def _digit_slip(fact: StatedValue, stated: StatedValue) -> bool:
     """A number one typed digit away from the fact's (4125 for 4152, 1999 for 1899): a
     slip on the fact's own value binds to it; a number of similar size alone does not."""
     a, b = re.sub(r"\D", "", fact.raw), re.sub(r"\D", "", stated.raw)
-    return len(a) >= 3 and near_miss(a, b)
+    return len(a) >= 4 and near_miss(a, b)
 
 
 def _stated(turn: Turn, settings: Any) -> Iterator[tuple[StatedValue, str | None]]:
