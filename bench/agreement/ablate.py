@@ -59,6 +59,9 @@ from bench.agreement.split import CHECK, HALVES
 from bench.devdata import ENV
 
 DEFAULT_SETS = tuple(name for name in SETS if name != "ragtruth")
+# Where the ablation measures a set otherwise than bench.agreement.run: perturbation's
+# strict rows alone (its default rows cannot move with a derivation).
+MEASURES = {"perturbation": perturbation.measure_strict}
 # Per set, its headline rows: (the ending of the figure's name, the method).
 HEADLINES: dict[str, tuple[tuple[str, str], ...]] = {
     "tau-bench": (
@@ -207,7 +210,7 @@ def measure(names: Sequence[str], data: Path, off: AbstractContextManager[Any]) 
     with off:
         for name in names:
             clear_caches()
-            result[name] = headlines(name, SETS[name](data, 1))
+            result[name] = headlines(name, MEASURES.get(name, SETS[name])(data, 1))
     return result
 
 

@@ -28,6 +28,7 @@ from bench.agreement.split import ALL, HALVES, half
 SET = "perturbation"
 SEED, PER_TURN = 8, 3
 STRICT = "verdicts.unsupported=fail"
+STRICT_SUFFIX = " (strict)"
 SOURCE = {"tau-bench airline": "tau-bench", "Who&When AG": "whowhen", "Who&When HC": "whowhen"}
 # figure -> (method, numerator field, denominator field) of bench.support.run.Tally
 COUNTS: dict[str, tuple[Any, ...]] = {
@@ -46,17 +47,28 @@ COUNTS: dict[str, tuple[Any, ...]] = {
 
 
 def measure(root: Path, workers: int) -> list[Figure]:
+    """Both modes: the defaults, then the strict rows."""
+    return _measure(root, strict_only=False)
+
+
+def measure_strict(root: Path, workers: int) -> list[Figure]:
+    """The strict rows alone: what ``bench.agreement.ablate`` reads."""
+    return _measure(root, strict_only=True)
+
+
+def _measure(root: Path, *, strict_only: bool) -> list[Figure]:
     from aem.config import load_config
     from bench.support.run import DATA_SETS, Tally, measure_data_set
 
+    modes = [("", None), (STRICT_SUFFIX, load_config(None, [STRICT]))]
     result = []
-    for suffix, config in (("", None), (" (strict)", load_config(None, [STRICT]))):
+    for suffix, config in modes[1:] if strict_only else modes:
         rng = random.Random(SEED)  # the same perturbations in both modes
         for name in DATA_SETS:
             tallies = {h: Tally() for h in HALVES}
             tally_of = _tally_of(SOURCE[name], tallies)
             measure_data_set(root, name, rng, PER_TURN, tally_of, config)
-            result += figures(name + suffix, tallies, strict=bool(suffix))
+            result += figures(name, tallies, suffix)
     return result
 
 
@@ -65,12 +77,13 @@ def _tally_of(source: str, tallies: Mapping[str, Any]) -> Callable[[str], Any]:
     return lambda session_id: tallies[half(source, session_id)]
 
 
-def figures(name: str, tallies: Mapping[str, Any], *, strict: bool = False) -> list[Figure]:
-    """False pass, proven (default mode only: under ``strict`` every unaccepted value
-    fails) and false fail of AEM and the baseline from the per-half tallies."""
+def figures(name: str, tallies: Mapping[str, Any], suffix: str = "") -> list[Figure]:
+    """False pass, proven (default mode only: in the strict mode every unaccepted value
+    fails) and false fail of AEM and the baseline from the per-half tallies; ``suffix``
+    ends each figure's name (``" (strict)"``)."""
     result = []
     for figure_name, (*methods, denominator) in COUNTS.items():
-        if strict and figure_name == "proven":
+        if suffix and figure_name == "proven":
             continue
         for method, numerator in methods:
             cells: dict[str, Cell] = {
@@ -82,5 +95,5 @@ def figures(name: str, tallies: Mapping[str, Any], *, strict: bool = False) -> l
                 sum(getattr(tallies[h], denominator) for h in HALVES),
             )
             better = "higher" if figure_name == "proven" else "lower"
-            result.append(Figure(SET, f"{name} {figure_name}", method, cells, better))
+            result.append(Figure(SET, f"{name} {figure_name}{suffix}", method, cells, better))
     return result
