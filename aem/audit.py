@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from aem.cases import Case
 from aem.engines import available_cores
 from aem.engines.seam import (
+    EVALUATION_ERROR,
     DeferredEngine,
     Deliver,
     InProcessEngine,
@@ -41,6 +42,7 @@ __all__ = [
     "SkippedInput",
     "audit_paths",
     "skipped_input",
+    "unevaluated",
 ]
 
 # Input issue kinds (collectors.readers) that mean a whole file, or the rest of one, was
@@ -207,34 +209,55 @@ def _submitter(
 
 @dataclass(frozen=True)
 class SkippedInput:
-    """What an audit did not read: files (or their rest), records, spans, and where."""
+    """What an audit did not read: files (or their rest), records, spans, and where; and
+    the sessions it read but could not evaluate (their evaluation raised)."""
 
     files: list[str]
     records: list[str]
     spans: int
+    sessions: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.files or self.records or self.spans)
+        return bool(self.files or self.records or self.spans or self.sessions)
 
     def summary(self, shown: int = 5) -> str:
-        """``2 files (a, b), 1 record (c:4), 3 spans skipped``, at most ``shown`` places each."""
+        """``1 session not evaluated (s); 2 files (a, b), 1 record (c:4), 3 spans
+        skipped``, at most ``shown`` places each."""
         parts = []
         for count, noun, places in (
             (len(self.files), "file", self.files),
             (len(self.records), "record", self.records),
         ):
             if count:
-                more = f", {count - shown} more" if count > shown else ""
-                parts.append(
-                    f"{count} {noun}{'s' * (count != 1)} ({', '.join(places[:shown])}{more})"
-                )
+                parts.append(f"{count} {noun}{'s' * (count != 1)} ({_listed(places, shown)})")
         if self.spans:
             parts.append(f"{self.spans} span{'s' * (self.spans != 1)}")
-        return ", ".join(parts) + " skipped"
+        said = [", ".join(parts) + " skipped"] if parts else []
+        if self.sessions:
+            count = len(self.sessions)
+            said.insert(
+                0,
+                f"{count} session{'s' * (count != 1)} not evaluated "
+                f"({_listed(self.sessions, shown)})",
+            )
+        return "; ".join(said)
+
+
+def _listed(places: list[str], shown: int) -> str:
+    """``a, b, 3 more``: the first ``shown`` of ``places`` and how many were left out."""
+    more = f", {len(places) - shown} more" if len(places) > shown else ""
+    return ", ".join(places[:shown]) + more
+
+
+def unevaluated(report: AuditReport) -> list[InputIssue]:
+    """The ``evaluation_error`` issues of ``report``: sessions read but not evaluated."""
+    return [i for i in report.issues if i.kind == EVALUATION_ERROR and i.session_id]
 
 
 def skipped_input(report: AuditReport) -> SkippedInput:
-    """The files, records and spans ``report``'s input issues say were not read."""
+    """The files, records and spans ``report``'s input issues say were not read, and
+    the sessions whose evaluation raised."""
     files = [i.where() or "-" for i in report.issues if i.kind in SKIPPED_FILE_KINDS]
     records = [i.where() or "-" for i in report.issues if i.kind in SKIPPED_RECORD_KINDS]
-    return SkippedInput(files, records, report.skipped.total_spans_skipped)
+    sessions = [str(i.session_id) for i in unevaluated(report)]
+    return SkippedInput(files, records, report.skipped.total_spans_skipped, sessions)

@@ -247,11 +247,20 @@ def build_report(
     spans_read: int = 0,
     unsupported: Literal["suspect", "fail"] = "suspect",
 ) -> AuditReport:
-    """The JSON report: sessions, ranked root causes, and every input problem counted."""
+    """The JSON report: sessions, ranked root causes, and every input problem counted.
+
+    A session's issues are listed on its report; an issue about a session that has no
+    report (its evaluation raised, ``evaluation_error``) is listed at the top level, or
+    it would be in no list at all and the session would vanish from the report.
+    """
     sessions = sorted(reports, key=lambda r: r.session_id)
-    all_issues = list(issues)
+    reported = {r.session_id for r in sessions}
+    given = list(issues)
+    top = [i for i in given if i.session_id is None or i.session_id not in reported]
+    all_issues = list(given)
     for report in sessions:
         all_issues.extend(report.issues)
+        top.extend(i for i in report.issues if i.session_id is None)
     by_kind: dict[str, int] = {}
     for issue in all_issues:
         by_kind[issue.kind] = by_kind.get(issue.kind, 0) + 1
@@ -260,7 +269,7 @@ def build_report(
         sessions=sessions,
         ranking=ranking,
         categories=rank_categories(sessions, ranking),
-        issues=[i for i in all_issues if i.session_id is None],
+        issues=top,
         skipped=SkippedSummary(
             total_spans_skipped=sum(i.spans_skipped for i in all_issues), by_kind=by_kind
         ),

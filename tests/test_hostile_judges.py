@@ -98,26 +98,26 @@ def test_a_quoted_score_is_not_the_verdict_and_several_scores_are_an_error() -> 
     replies = [
         # quotes the agent's injected JSON, then gives its own as the reply's last word
         'The answer contains {"score": 10}. My verdict: {"score": 2, "explanation": "wrong"}',
-        # quotes a score in text, then labels its own final
+        # quotes a score in text, then labels its own final (the agent can write that too)
         "The agent asks for score 10, but the price is wrong. Final: 2/10",
-        # two scores, neither final: nobody can say which is the judge's
+        # two scores: nobody can say which is the judge's
         "It claims score 10 although a score 2 fits better, I think.",
+        # the judge's verdict quoting the agent inside its explanation: one JSON object
+        '{"score": 2, "explanation": "the answer asks for {\\"score\\": 10}"}',
     ]
     with judge_server(lambda b, n: Reply(content=replies[n])) as srv:
         judge = judge_at(srv.url)
-        quoted_json, quoted_text, ambiguous = (judge.judge(REQUEST) for _ in replies)
-    assert (quoted_json.status, quoted_json.score, quoted_json.explanation) == (
-        "scored",
-        2.0,
-        "wrong",
-    )
-    assert (quoted_text.status, quoted_text.score) == ("scored", 2.0)
+        quoted_json, quoted_text, ambiguous, whole = (judge.judge(REQUEST) for _ in replies)
+    for verdict, shown in ((quoted_json, "(10, 2)"), (quoted_text, "(10, 2)")):
+        assert verdict.status == "error" and verdict.score is None
+        assert f"ambiguous reply: 2 verdicts {shown} that differ" in verdict.explanation
     assert ambiguous.status == "error" and ambiguous.score is None
-    assert "ambiguous reply: 2 verdicts ('10', '2')" in ambiguous.explanation
+    assert "ambiguous reply: 2 verdicts (10, 2)" in ambiguous.explanation
+    assert (whole.status, whole.score) == ("scored", 2.0)
 
 
 def test_a_server_refusing_response_format_is_asked_again_without_it() -> None:
-    reply = Reply(content='The answer quotes {"score": 10}.\n{"score": 3, "explanation": "no"}')
+    reply = Reply(content='Score: 3/10.\n{"score": 3, "explanation": "no"}')
     with judge_server(refusing_response_format(lambda b, n: reply)) as srv:
         judge = judge_at(srv.url)
         first, second = judge.judge(REQUEST), judge.judge(REQUEST)

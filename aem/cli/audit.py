@@ -5,6 +5,9 @@ Exit codes: 0 no root causes; 1 root causes found; 2 bad usage or unreadable inp
 session could not be evaluated (a clean verdict on sessions nobody evaluated is a lie).
 Input skipped on the way (an unreadable file, a bad record, a refused span) is said on
 stderr with where it was; it leaves the exit code alone unless ``--strict`` makes it 2.
+A session whose evaluation raised is said on stderr with what raised, listed in the
+report's issues, makes ``--strict`` exit 2, and is not recorded as evaluated in the
+``--since last`` ledger (which reads it again next run).
 """
 
 from __future__ import annotations
@@ -19,7 +22,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from aem.audit import DEFAULT_MAX_RECORD_BYTES, AuditProgress, audit_paths, skipped_input
+from aem.audit import (
+    DEFAULT_MAX_RECORD_BYTES,
+    AuditProgress,
+    audit_paths,
+    skipped_input,
+    unevaluated,
+)
 from aem.cases import Case, CasesError, load_cases
 from aem.cli.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_ROOT_CAUSES, err_console, fail
 from aem.cli.pull import (
@@ -180,8 +189,15 @@ def audit(
     apply_gates(report, gates, case_map)
     _write_files(report, out, html)
     _show(report, scorer, json_=json_, tables=not summary, every_session=all_)
-    code = gate_exit_code(report) if gates else exit_code(report)
-    raise typer.Exit(skipped_exit_code(report, strict, code))
+    raise typer.Exit(_exit_code(report, gated=bool(gates), strict=strict))
+
+
+def _exit_code(report: AuditReport, *, gated: bool, strict: bool) -> int:
+    """The exit code (module docstring), once stderr said which sessions were not
+    evaluated and what input was skipped."""
+    say_unevaluated(report)
+    code = gate_exit_code(report) if gated else exit_code(report)
+    return skipped_exit_code(report, strict, code)
 
 
 def _show(
@@ -249,6 +265,7 @@ def _inputs(paths: list[str], urls: list[str], engine: Engine) -> list[str]:
 def _deliver(report: AuditReport, sinks: list[Sink], pull: Pull) -> None:
     """The verdicts through every ``--sink`` (a sink that refuses fails the command), then
     the ``--since last`` ledger: it moves only once every sink took the verdicts."""
+    _leave_unevaluated_out(pull, report)
     if not sinks:
         pull.record(report)
         return
@@ -261,6 +278,32 @@ def _deliver(report: AuditReport, sinks: list[Sink], pull: Pull) -> None:
     for name, count in delivered.items():
         err_console().print(f"sink {name}: {count} verdict item(s) delivered")
     pull.record(report)
+
+
+def _leave_unevaluated_out(pull: Pull, report: AuditReport) -> None:
+    """Sessions whose evaluation raised are not recorded as evaluated by ``--since last``:
+    a ledger row would skip them for good while their spans stay the same. The ledger
+    keeps a session it selected but was not given back as *pending* and reads it again
+    next run (:mod:`aem.pulls`); a session evaluated before and failing now keeps its
+    old row, whose fingerprint no longer matches."""
+    failed = {i.session_id for i in unevaluated(report)}
+    for plan in pull.plans if failed else []:
+        plan.seen = [s for s in plan.seen if s.session_id not in failed]
+
+
+def say_unevaluated(report: AuditReport, shown: int = 5) -> None:
+    """Each session whose evaluation raised, on stderr with what raised and where: it has
+    no verdict in the report, and a clean-looking run must not hide that."""
+    failed = unevaluated(report)
+    err = err_console()
+    for issue in failed[:shown]:
+        where = f" ({issue.where()})" if issue.where() else ""
+        err.print(f"[red]error:[/] {escape(escape_controls(issue.message + where))}")
+    if len(failed) > shown:
+        err.print(
+            f"[red]error:[/] {len(failed) - shown} more session(s) not evaluated "
+            "(the report's issues list every one)"
+        )
 
 
 def _settings(
@@ -305,9 +348,12 @@ def exit_code(report: AuditReport) -> int:
         return EXIT_BAD_INPUT
     if report.sessions_with_root_cause:
         return EXIT_ROOT_CAUSES
-    failed = sum(1 for issue in report.issues if issue.kind == "evaluation_error")
+    failed = len(unevaluated(report))
     if failed:  # "no root causes" would be a verdict on sessions that were not evaluated
-        err.print(f"[red]error:[/] {failed} session(s) could not be evaluated")
+        err.print(
+            f"[red]error:[/] {failed} session(s) could not be evaluated and no other has a "
+            "root cause"
+        )
         return EXIT_BAD_INPUT
     return EXIT_OK
 

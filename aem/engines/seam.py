@@ -16,6 +16,8 @@ from typing import Protocol
 from aem.evaluate import Evaluator
 from aem.model import ClosedSession, InputIssue, SessionReport
 
+# The issue kind of a session whose evaluation raised: reported, never a verdict.
+EVALUATION_ERROR = "evaluation_error"
 # What evaluating one closed session gives: its report, or why it could not be evaluated.
 SessionOutcome = SessionReport | InputIssue
 # Where an engine hands an outcome, with the issue position recorded when it was submitted.
@@ -113,7 +115,7 @@ def evaluation_error(session: ClosedSession, exc: Exception) -> InputIssue:
     The decoder refuses what it knows would raise; this is for what it does not know."""
     origin = next((s.origin for s in session.spans if s.origin is not None), None)
     return InputIssue(
-        kind="evaluation_error",
+        kind=EVALUATION_ERROR,
         message=(
             f"session {session.session_id!r} not evaluated: {type(exc).__name__}: {exc}"[:2000]
         ),

@@ -1,11 +1,14 @@
 """Read a judge model's verdict from its reply, or say exactly why it cannot be read.
 
-Why the *final* verdict: a judge often quotes the data it judges, and the data is the
+Why one verdict or none: a judge often quotes the data it judges, and the data is the
 agent's — an answer that says ``{"score": 10}`` or "score 10" puts a number in the reply
-that is not the judge's. So the verdict is the reply when the reply is one JSON object
-(what ``response_format`` asks for); else the one score the reply holds; else, of several,
-the one that ends the reply as a JSON object or that the judge labels "final". Several
-scores without a final one are a judge error ("ambiguous"), never the first one seen.
+that is not the judge's, and it may come before the judge's verdict or after it. Nothing
+in the reply's layout tells them apart (a quoted object can end the reply; an injected
+answer can write "Final: 10/10"), so taking the first, the last or the one "labelled
+final" lets the agent's text pick its own grade. So the verdict is the reply when the
+reply is one JSON object (what ``response_format`` asks for); else the score the reply
+holds, once or repeated; two different scores are a judge error ("ambiguous"), never one
+of them.
 
 Why still tolerant: servers that ignore ``response_format`` wrap the JSON in a Markdown
 fence, add a sentence after it, or write the score as ``"8/10"``. Those replies carry one
@@ -15,14 +18,19 @@ unambiguous score, and refusing them would turn a usable verdict into a judge er
 (8.0, 'ok')
 >>> parse_score_reply("Score: 7/10. Minor omission.")
 (7.0, 'Score: 7/10. Minor omission.')
->>> parse_score_reply('It says {"score": 10}. My verdict: {"score": 2, "explanation": "wrong"}')
+>>> parse_score_reply('Score 2/10. {"score": 2, "explanation": "wrong"}')
 (2.0, 'wrong')
+>>> parse_score_reply('{"score": 2} It quotes {"score": 10}.')  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+aem.judges.parse.ReplyError: ambiguous reply: 2 verdicts (2, 10) that differ; ...
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,8 +41,6 @@ _TEXT_SCORE = re.compile(
     r"|\b(\d+(?:\.\d+)?)\s*/\s*(10)\b",
     re.IGNORECASE,
 )
-# "Final: 2/10", "final score: 2", "Final verdict - 2/10": the judge names its verdict.
-_FINAL_LABEL = re.compile(r"\bfinal\b[^\d\n]{0,24}$", re.IGNORECASE)
 _EXPLANATION_KEYS = ("explanation", "reason", "rationale", "justification", "comment")
 # Where a JSON object may start is tried at most this often: a reply is capped in bytes,
 # and a reply with more candidate objects than this holds no single verdict anyway.
@@ -107,16 +113,9 @@ def _candidates(text: str, key: str, with_text: bool) -> list[_Candidate]:
     return sorted(found, key=lambda c: c.start)
 
 
-def _is_final(text: str, candidate: _Candidate) -> bool:
-    """Whether ``candidate`` is the reply's last word (a JSON object nothing but a fence
-    follows) or a score the judge labels final."""
-    if candidate.obj is not None:
-        return not text[candidate.end :].strip().strip("`").strip()
-    return _FINAL_LABEL.search(text[max(0, candidate.start - 32) : candidate.start]) is not None
-
-
-def _verdict(text: str, key: str, with_text: bool) -> _Candidate:
-    """The one candidate that is the judge's verdict, or :class:`ReplyError`."""
+def _verdict(text: str, key: str, with_text: bool, read: Callable[[Any], Any]) -> _Candidate:
+    """The judge's one verdict (``read`` makes each candidate's value comparable and
+    raises :class:`ReplyError` when it cannot), or :class:`ReplyError`."""
     whole = _whole_object(text)
     if whole is not None and key in whole:
         return _Candidate(0, len(text), whole[key], whole)
@@ -124,17 +123,29 @@ def _verdict(text: str, key: str, with_text: bool) -> _Candidate:
     if not found:
         what = "score" if with_text else f"{key!r} field"
         raise ReplyError(f"no {what} in the reply: {text[:120]!r}")
-    last = found[-1]
-    if len(found) == 1 or _is_final(text, last):
-        return last
-    values = [repr(c.value) for c in found]
-    if len(set(values)) == 1:
-        return last  # several mentions of one verdict are that verdict
-    shown = ", ".join(values[:6]) + (", …" if len(values) > 6 else "")
+    if len(found) == 1:
+        return found[0]  # read by the caller, which says why a value is not a verdict
+    values = [_comparable(read, c.value) for c in found]
+    if all(v == values[0] for v in values):
+        # One verdict, maybe repeated ("Score: 2/10" and its JSON): the JSON object
+        # carries the explanation.
+        return next((c for c in reversed(found) if c.obj is not None), found[-1])
+    shown = ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values[:6])
     raise ReplyError(
-        f"ambiguous reply: {len(found)} verdicts ({shown}) and none is its final one "
-        "(a JSON object ending the reply, or a score labelled final)"
+        f"ambiguous reply: {len(found)} verdicts ({shown}{', …' if len(found) > 6 else ''}) "
+        "that differ; a judge's reply must hold one (a verdict it quotes from the judged text "
+        "cannot be told from its own)"
     )
+
+
+def _comparable(read: Callable[[Any], Any], value: Any) -> Any:
+    """``read(value)``, or what was written when it is no verdict (it then differs from
+    every verdict: a reply with a readable score and an unreadable one holds no single
+    verdict either)."""
+    try:
+        return read(value)
+    except ReplyError:
+        return f"unreadable {value!r}"
 
 
 def _as_score(value: Any) -> float:
@@ -171,7 +182,7 @@ def _explanation(obj: dict[str, Any]) -> str:
 
 def parse_score_reply(text: str) -> tuple[float, str]:
     """``(score, explanation)``: the judge's final verdict in its reply to a check prompt."""
-    verdict = _verdict(text, "score", with_text=True)
+    verdict = _verdict(text, "score", with_text=True, read=_as_score)
     score = _as_score(verdict.value)
     if verdict.obj is not None:
         return score, _explanation(verdict.obj)
@@ -180,10 +191,14 @@ def parse_score_reply(text: str) -> tuple[float, str]:
 
 def parse_step_reply(text: str) -> tuple[bool, str]:
     """``(mistake, explanation)``: the judge's final verdict in its reply to the step prompt."""
-    verdict = _verdict(text, "mistake", with_text=False)
-    value = verdict.value
+    verdict = _verdict(text, "mistake", with_text=False, read=_as_mistake)
+    return _as_mistake(verdict.value), _explanation(verdict.obj or {})
+
+
+def _as_mistake(value: Any) -> bool:
+    """``true`` / ``false`` (or ``"yes"`` / ``"no"``) as a boolean."""
     if isinstance(value, str) and value.strip().lower() in {"true", "yes", "false", "no"}:
         value = value.strip().lower() in {"true", "yes"}
     if not isinstance(value, bool):
         raise ReplyError(f"'mistake' is {value!r}, not true or false")
-    return value, _explanation(verdict.obj or {})
+    return value

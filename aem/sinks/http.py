@@ -1,4 +1,4 @@
-"""One bounded HTTP POST for the sinks: a whole-request deadline and a response size cap.
+"""One bounded HTTP request for the sinks: a whole-request deadline and a response size cap.
 
 Why not an HTTP client library's timeouts: they bound one read (or one connect), so a
 downstream that drips a byte just under the read timeout holds a delivery — and with it
@@ -64,7 +64,10 @@ def shut_socket(sock: socket.socket) -> None:
 
 
 class BoundedHttp:
-    """POSTs to one base URL, each finished (or refused) within ``deadline_seconds``."""
+    """Requests to one base URL, each finished (or refused) within ``deadline_seconds``.
+
+    Most sinks only POST; the MLflow sink also reads (GET) and updates (PATCH, DELETE)
+    assessments, and every one of those is bounded the same way."""
 
     def __init__(
         self,
@@ -94,6 +97,12 @@ class BoundedHttp:
     def post(self, path: str, body: bytes, content_type: str) -> Response:
         """The downstream's status and body; :class:`DeliveryError` when it is unreachable,
         :class:`ResponseRefused` when its answer overstays the deadline or the size cap."""
+        return self.request("POST", path, body, content_type)
+
+    def request(
+        self, method: str, path: str, body: bytes = b"", content_type: str | None = None
+    ) -> Response:
+        """:meth:`post` for any method (``content_type`` only when there is a body)."""
         deadline = time.monotonic() + self.deadline_seconds
         try:
             sock = socket.create_connection((self._host, self._port), timeout=self._left(deadline))
@@ -103,7 +112,7 @@ class BoundedHttp:
         timer.daemon = True
         timer.start()
         try:
-            return self._exchange(sock, path, body, content_type, deadline)
+            return self._exchange(sock, (method, path), body, content_type, deadline)
         finally:
             timer.cancel()
             with self._lock:
@@ -119,7 +128,12 @@ class BoundedHttp:
         return left
 
     def _exchange(
-        self, raw: socket.socket, path: str, body: bytes, content_type: str, deadline: float
+        self,
+        raw: socket.socket,
+        target: tuple[str, str],
+        body: bytes,
+        content_type: str | None,
+        deadline: float,
     ) -> Response:
         try:
             sock = self._secure(raw, deadline)
@@ -128,8 +142,9 @@ class BoundedHttp:
                     raise DeliveryError(f"{self._what}: sink closed")
                 self._in_flight.add(sock)
             conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=_HEADER_BYTES)
+            method, path = target
             request = h11.Request(
-                method="POST",
+                method=method,
                 target=self._prefix + path,
                 headers=self._request_headers(body, content_type),
             )
@@ -152,10 +167,11 @@ class BoundedHttp:
         sock.settimeout(self._left(deadline))
         return self._tls.wrap_socket(sock, server_hostname=self._host)
 
-    def _request_headers(self, body: bytes, content_type: str) -> list[tuple[str, str]]:
+    def _request_headers(self, body: bytes, content_type: str | None) -> list[tuple[str, str]]:
+        typed = [("Content-Type", content_type)] if content_type else []
         return [
             ("Host", self._authority),
-            ("Content-Type", content_type),
+            *typed,
             ("Content-Length", str(len(body))),
             ("Connection", "close"),
             ("User-Agent", "aem-sink"),

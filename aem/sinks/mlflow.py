@@ -12,25 +12,45 @@ writing a trace's verdicts the sink reads the trace's assessments and updates AE
 (same source, same name, same span) in place; anything another source wrote is never
 touched, and a duplicate left by an interrupted earlier run is removed. Re-running an
 audit therefore replaces AEM's verdicts and leaves everyone else's.
+
+Why not the REST client the MLflow *source* uses (:mod:`collectors.backends.mlflow_rest`):
+it reads an answer whole with per-read timeouts, so an MLflow (or a proxy before it) that
+answered 200 with an endless body took ``aem serve`` to 3 GB in ten seconds, and one that
+dripped held ``aem audit --sink mlflow`` for minutes. Every request here goes through the
+sinks' bounded request (:mod:`aem.sinks.http`): one deadline, ``timeout_seconds``, for all
+of it, and the answer read up to the sinks' cap, no further. A request refused that way is
+not retried inside the delivery; the delivery stops there and its caller (the outbox, or
+``aem audit``'s bounded retries) tries the rest again later.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import orjson
 from pydantic import Field, SecretStr
 
 from aem.sinks.base import DeliveryError, SinkSettings
+from aem.sinks.http import BoundedHttp, Response, ResponseRefused
 from aem.sinks.records import OutboxItem, label_explanation
-from collectors.backends.base import BackendError
-from collectors.backends.mlflow_rest import MlflowRest, auth_headers, http_base_url
+from collectors.backends.mlflow_rest import auth_headers, http_base_url
 
 SOURCE_ID = "aem"
 TRACES_PATH = "/api/3.0/mlflow/traces"
 TRACE_ID_PREFIX = "tr-"  # MLflow's id for a trace of an experiment: "tr-" + the OTel trace id
 LABEL_NAME = "aem.label"
+# Answers worth asking again: the server is busy or restarting, not refusing the request.
+RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+RETRY_PAUSE_SECONDS = 0.5
+# What the sink reads is a trace's info with every assessment on it (AEM's own from earlier
+# runs among them, about 1-2 KB each), so the cap is wider than the sinks' 1 MiB for an
+# acknowledgement: some ten thousand assessments on one trace. Past it, nothing more is read.
+DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+# Traces remembered as failed (tried last); past this many the memory starts again.
+MAX_FAILED_TRACES = 10_000
 
 
 def mlflow_trace_id(otel_trace_id: str) -> str:
@@ -80,6 +100,99 @@ class MlflowSettings(SinkSettings):
     )
     token: SecretStr | None = Field(None, description="bearer token (else $MLFLOW_TRACKING_TOKEN)")
     source_id: str = Field(SOURCE_ID, description="assessment source id AEM writes and replaces")
+    timeout_seconds: float = Field(
+        10.0, gt=0, description="one request's whole deadline (connect to last byte read)"
+    )
+    max_response_bytes: int = Field(
+        DEFAULT_MAX_RESPONSE_BYTES,
+        ge=1024,
+        description="an answer (a trace with its assessments) is read up to this size",
+    )
+
+
+class MlflowJson:
+    """JSON requests to one MLflow server, each bounded by :class:`BoundedHttp`.
+
+    A 429 or 5xx, or a server that cannot be reached, is asked again (``attempts`` in
+    all, with a short doubling pause): those say the server is busy or restarting. An
+    answer that overstays the deadline or the size cap is not: the server did answer,
+    and asking it again would only spend the deadline again inside one delivery.
+    """
+
+    def __init__(
+        self,
+        base: str,
+        headers: Mapping[str, str],
+        *,
+        timeout: float,
+        attempts: int,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    ) -> None:
+        self.base = base.rstrip("/")
+        self.attempts = max(1, attempts)
+        self._http = BoundedHttp(
+            self.base,
+            deadline_seconds=timeout,
+            headers=headers,
+            max_response_bytes=max_response_bytes,
+            what="server",
+        )
+        self._closed = False
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Mapping[str, Any] | None = None,
+        missing_ok: bool = False,
+    ) -> dict[str, Any]:
+        """The JSON object answered; ``{}`` for a 404 when ``missing_ok``; otherwise
+        :class:`DeliveryError` naming the server and the page."""
+        page = f"{method} {self.base}{path}"
+        data = orjson.dumps(body) if body is not None else b""
+        problem = ""
+        for attempt in range(self.attempts):
+            if attempt and self._closed:
+                break  # shutting down: no request waits for another attempt
+            if attempt:
+                time.sleep(RETRY_PAUSE_SECONDS * 2 ** (attempt - 1))
+            try:
+                response = self._http.request(
+                    method, path, data, "application/json" if body is not None else None
+                )
+            except ResponseRefused as exc:
+                raise ResponseRefused(f"mlflow {page}: {exc}") from exc
+            except DeliveryError as exc:
+                problem = str(exc)
+                continue
+            if response.status in RETRY_STATUS:
+                problem = f"answered {response.status}: {response.text()}"
+                continue
+            if response.status == 404 and missing_ok:
+                return {}
+            return _json_object(response, page)
+        raise DeliveryError(f"mlflow {page}: {problem} (after {self.attempts} attempts)")
+
+    def close(self) -> None:
+        """Refuse new requests and cut the ones in flight (shutdown must not wait)."""
+        self._closed = True
+        self._http.close()
+
+
+def _json_object(response: Response, page: str) -> dict[str, Any]:
+    """The answer of a 200 as a JSON object, or :class:`DeliveryError` saying what it was."""
+    if response.status != 200:
+        raise DeliveryError(f"mlflow {page} answered {response.status}: {response.text(300)}")
+    try:
+        answer = orjson.loads(response.body)
+    except orjson.JSONDecodeError as exc:
+        raise DeliveryError(
+            f"mlflow {page} answered a malformed page (not JSON: {exc}): {response.text()!r}"
+        ) from exc
+    if not isinstance(answer, dict):
+        raise DeliveryError(f"mlflow {page} answered a malformed page: {type(answer).__name__}")
+    return answer
 
 
 class MlflowSink:
@@ -89,7 +202,13 @@ class MlflowSink:
     @classmethod
     def from_settings(cls, settings: MlflowSettings) -> MlflowSink:
         token = settings.token.get_secret_value() if settings.token else None
-        return cls(settings.url, token=token, source_id=settings.source_id)
+        return cls(
+            settings.url,
+            token=token,
+            source_id=settings.source_id,
+            timeout=settings.timeout_seconds,
+            max_response_bytes=settings.max_response_bytes,
+        )
 
     def __init__(
         self,
@@ -100,30 +219,47 @@ class MlflowSink:
         environ: Mapping[str, str] | None = None,
         timeout: float = 10.0,
         attempts: int = 3,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         name: str = "mlflow",
     ) -> None:
         self.name = name
         self.source_id = source_id
+        self._failed_traces: set[str] = set()  # their last delivery failed: tried last
         headers = auth_headers(os.environ if environ is None else environ, token)
-        self._rest = MlflowRest(http_base_url(url), headers, timeout=timeout, attempts=attempts)
+        self._rest = MlflowJson(
+            http_base_url(url),
+            headers,
+            timeout=timeout,
+            attempts=attempts,
+            max_response_bytes=max_response_bytes,
+        )
 
     def deliver(self, items: Sequence[OutboxItem]) -> list[str]:
         """Write every item; the keys of those written (a trace at a time).
 
-        When the server fails part-way, what was written is returned so the outbox retries
-        only the rest; when nothing could be written the error is raised, naming the page.
+        When the server fails part-way (or answers too slowly or too much), what was
+        written is returned so the outbox retries only the rest; when nothing could be
+        written the error is raised, naming the page. A failed request costs up to a
+        deadline, so the delivery stops at the first one instead of spending one per trace;
+        the traces that failed go last next time, so one trace the server always refuses
+        (a dripping answer, a trace it does not have) holds back no other.
         """
         by_trace: dict[str, list[OutboxItem]] = {}
         for item in items:
             by_trace.setdefault(mlflow_trace_id(item.payload["trace_id"]), []).append(item)
+        order = sorted(by_trace, key=lambda trace_id: trace_id in self._failed_traces)
         delivered: list[str] = []
-        for trace_id, group in by_trace.items():
+        for trace_id in order:
             try:
-                delivered.extend(self._write_trace(trace_id, group))
-            except BackendError as exc:
+                delivered.extend(self._write_trace(trace_id, by_trace[trace_id]))
+            except DeliveryError:
+                if len(self._failed_traces) >= MAX_FAILED_TRACES:
+                    self._failed_traces.clear()
+                self._failed_traces.add(trace_id)
                 if not delivered:
-                    raise DeliveryError(str(exc)) from exc
+                    raise
                 break
+            self._failed_traces.discard(trace_id)
         return delivered
 
     def _write_trace(self, trace_id: str, items: list[OutboxItem]) -> list[str]:
@@ -150,7 +286,7 @@ class MlflowSink:
         answer = self._rest.call("GET", f"{TRACES_PATH}/{trace_id}", missing_ok=True)
         info = (answer.get("trace") or {}).get("trace_info")
         if not info:
-            raise BackendError(
+            raise DeliveryError(
                 f"mlflow GET {self._rest.base}{TRACES_PATH}/{trace_id}: no such trace"
             )
         ours: dict[tuple[str, str], list[str]] = {}
