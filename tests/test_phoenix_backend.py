@@ -190,6 +190,42 @@ def test_since_last_evaluates_only_what_is_new_or_changed(phoenix: Phoenix, tmp_
     assert run()[1]["sessions"] == []
 
 
+def test_since_last_reads_late_and_future_sessions_once(phoenix: Phoenix, tmp_path: Path) -> None:
+    """A conversation that reaches Phoenix after a run but started before what that run
+    read, and one dated 2099, are each evaluated once, and the 2099 one does not stop
+    later runs: ``--since last`` follows what Phoenix stored (its span ids), not start
+    times."""
+    weather = sample_spans([str(SAMPLES / "weather_genai.otlp.jsonl")])
+    store = str(tmp_path / "aem.sqlite")
+    url = phoenix.url("late")
+    sent = 0
+
+    def arrive(seed: str, shift_ns: int) -> None:
+        nonlocal sent
+        spans = renamed(weather, seed, conversation=f"late-{seed}", shift_ns=shift_ns)
+        export(phoenix, as_sdk(spans, "late"))
+        sent += len(spans)
+        await_spans(phoenix, "late", sent)
+
+    def run() -> tuple[list[str], list[dict[str, Any]]]:
+        code, out, err = cli("audit", "--from", url, "--since", "last", "--store", store, "--json")
+        assert code in (0, 1), err
+        report = json.loads(out)
+        return sorted(s["session_id"] for s in report["sessions"]), report["issues"]
+
+    arrive("on-time", 2 * HOUR_NS)
+    assert run()[0] == ["late-on-time"]
+    arrive("early", 0)  # started two hours before the span the last run read
+    year_2099 = 4_070_908_800 * 10**9 - min(s.start_unix_nano for s in weather)
+    arrive("future", year_2099)
+    found, issues = run()
+    assert found == ["late-early", "late-future"]
+    assert sum(i["kind"] == "future_start" for i in issues) == len(weather)
+    arrive("next", HOUR_NS)  # after the 2099 spans were read, and started before them
+    assert run()[0] == ["late-next"]
+    assert run()[0] == []
+
+
 def _shared_span_session(seed: str) -> list[SpanRecord]:
     """One model call whose text and two tool calls are three turns on one span."""
     trace = hashlib.sha256(seed.encode()).hexdigest()[:32]

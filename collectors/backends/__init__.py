@@ -12,6 +12,8 @@ from urllib.parse import SplitResult
 
 from collectors.backends.base import (
     BackendError,
+    Ingested,
+    IngestionOrdered,
     SourceWindow,
     SpanSource,
     open_source,
@@ -28,4 +30,12 @@ def _open_mlflow(parts: SplitResult, environ: Mapping[str, str]) -> SpanSource:
 
 register_scheme("mlflow", _open_mlflow)
 
-__all__ = ["BackendError", "SourceWindow", "SpanSource", "open_source", "register_scheme"]
+__all__ = [
+    "BackendError",
+    "Ingested",
+    "IngestionOrdered",
+    "SourceWindow",
+    "SpanSource",
+    "open_source",
+    "register_scheme",
+]

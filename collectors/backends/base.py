@@ -4,7 +4,14 @@ A source is opened from a URL (``phoenix://127.0.0.1:6006/default``,
 ``mlflow+https://host/experiment``) and yields spans page by page, so memory stays bounded
 by one page whatever the project holds. Problems with single records become
 :class:`InputIssue` items (the rest of the page is kept); a backend that cannot be read at
-all raises :class:`BackendError`, naming the backend and the page.
+all raises :class:`BackendError`, naming the backend and the page; a bound reached after
+some pages were read (:mod:`collectors.backends.bounded`) is an issue too, and what was
+read is kept.
+
+``aem audit --since last`` needs to know what a backend received since the previous run.
+A source that can page in the order the backend stored its spans says so by having
+:meth:`IngestionOrdered.ingested`; the ledger (:mod:`aem.pulls`) keeps its mark. Any other
+source is read by start time with an overlap and a set of spans already seen.
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import import_module
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 from urllib.parse import SplitResult, urlsplit
 
 from aem.model import InputIssue, SpanRecord
@@ -41,6 +48,72 @@ class SpanSource(Protocol):
     def batches(self, window: SourceWindow, issues: list[InputIssue]) -> Iterator[list[SpanRecord]]:
         """Spans in pages, oldest first; bad records appended to ``issues``."""
         ...
+
+
+@dataclass
+class Ingested:
+    """Spans a backend stored after a mark, and the mark just after them: the next
+    incremental read starts there (``None``: the batch moved nothing forward)."""
+
+    spans: list[SpanRecord]
+    mark: str | None
+
+
+@runtime_checkable
+class IngestionOrdered(Protocol):
+    """A source that pages in the order its backend stored the spans (Phoenix's row ids).
+
+    Why the ledger prefers it: "what arrived since the last run" is then exact. Spans that
+    reach the backend late (a conversation exported after the run, a root span that
+    ends last) or that carry a wrong clock (a start time in 2099) are news once, when they
+    arrive, whatever their start time.
+    """
+
+    def ingested(
+        self, mark: str | None, until_unix_nano: int | None, issues: list[InputIssue]
+    ) -> Iterator[Ingested]:
+        """Spans stored after ``mark`` (all with ``None``) that started before
+        ``until_unix_nano``, in storage order, each batch with the mark after it."""
+        ...
+
+    def defer_issues(self, issues: list[InputIssue]) -> None:
+        """Issues the ledger met while finding the news, for the next read to report."""
+        ...
+
+
+# A span that starts this long after the moment it is read was dated by a wrong clock.
+FUTURE_TOLERANCE_NANOS = 10 * 60 * 1_000_000_000
+
+
+def future_starts(spans: list[SpanRecord], now_unix_nano: int, issues: list[InputIssue]) -> None:
+    """Report each span that starts in the future: it is kept and evaluated, but its start
+    time is not trusted (``--since last`` never takes it as the newest start read)."""
+    for span in spans:
+        if span.start_unix_nano > now_unix_nano + FUTURE_TOLERANCE_NANOS:
+            ahead = (span.start_unix_nano - now_unix_nano) / 86_400e9
+            issues.append(
+                InputIssue.at_span(
+                    "future_start",
+                    f"span {span.span_id} starts {ahead:,.1f} day(s) after it was read: the "
+                    "clock that dated it is wrong; the span is kept, its start not trusted",
+                    span,
+                )
+            )
+
+
+class DeferredIssues:
+    """Issues held back for a source's next read (the ledger's planning read has no
+    report of its own: what it met is said by the audit's read)."""
+
+    def __init__(self) -> None:
+        self._deferred: list[InputIssue] = []
+
+    def defer_issues(self, issues: list[InputIssue]) -> None:
+        self._deferred.extend(issues)
+
+    def take_deferred(self, issues: list[InputIssue]) -> None:
+        issues.extend(self._deferred)
+        self._deferred.clear()
 
 
 Opener = Callable[[SplitResult, Mapping[str, str]], SpanSource]

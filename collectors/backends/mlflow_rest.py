@@ -4,7 +4,9 @@ Why REST and not the ``mlflow`` client: the tracking client pulls in the whole M
 stack (pandas, SQLAlchemy, Flask …) whose pins fight AEM's; the few endpoints a span
 source and an assessment sink need are plain JSON. Both the source
 (:mod:`collectors.backends.mlflow`) and the sink (:mod:`aem.sinks.mlflow`) talk through
-this one client, so a slow or failing server is retried and reported the same way.
+this one client, so a slow or failing server is retried and reported the same way, and
+every answer is read within the same bounds (:mod:`collectors.backends.bounded`: bytes
+per answer, seconds per whole request, JSON depth).
 
 URLs: ``mlflow://HOST:PORT/…`` is plain HTTP (a local or in-cluster server),
 ``mlflow+https://HOST/…`` is HTTPS. Credentials come from the environment, as MLflow's own
@@ -23,6 +25,7 @@ from urllib.parse import SplitResult, urlsplit
 import httpx
 
 from collectors.backends.base import BackendError
+from collectors.backends.bounded import Answer, PullLimits, PullStopped, fetch, parse_json
 
 TOKEN_ENV = "MLFLOW_TRACKING_TOKEN"
 USERNAME_ENV = "MLFLOW_TRACKING_USERNAME"
@@ -67,7 +70,9 @@ class MlflowRest:
 
     Connection failures, timeouts, 429 and 5xx are retried with a short doubling pause;
     any other refusal, or an answer that is not a JSON object, raises
-    :class:`BackendError` at once, naming the server and the page.
+    :class:`BackendError` at once, naming the server and the page. An answer larger than
+    ``limits.max_page_bytes``, not whole within ``limits.request_seconds`` or nested too
+    deep raises :class:`~collectors.backends.bounded.PullStopped` (not retried).
     """
 
     def __init__(
@@ -78,8 +83,10 @@ class MlflowRest:
         timeout: float = 30.0,
         attempts: int = 3,
         pause: float = 0.5,
+        limits: PullLimits | None = None,
     ) -> None:
         self.base = base.rstrip("/")
+        self.limits = limits or PullLimits()
         self.attempts = max(1, attempts)
         self.pause = pause
         self._client = httpx.Client(
@@ -102,33 +109,37 @@ class MlflowRest:
             if attempt:
                 time.sleep(self.pause * 2 ** (attempt - 1))
             try:
-                response = self._client.request(method, path, params=params, json=body)
+                answer = fetch(self._client, method, path, self.limits, params=params, json=body)
+            except PullStopped as exc:  # not retried: the same server would do it again
+                raise PullStopped(f"mlflow {page}: {exc}", exc.kind) from exc
             except httpx.HTTPError as exc:
                 problem = f"unreachable ({type(exc).__name__}: {exc})"
                 continue
-            if response.status_code in _RETRY_STATUS:
-                problem = f"answered {response.status_code}: {response.text[:200]}"
+            if answer.status in _RETRY_STATUS:
+                problem = f"answered {answer.status}: {answer.text()}"
                 continue
-            if response.status_code == 404 and missing_ok:
+            if answer.status == 404 and missing_ok:
                 return {}
-            if response.status_code != 200:
-                raise BackendError(
-                    f"mlflow {page} answered {response.status_code}: {response.text[:300]}"
-                )
-            return _json_object(response, page)
+            if answer.status != 200:
+                raise BackendError(f"mlflow {page} answered {answer.status}: {answer.text(300)}")
+            return _json_object(answer, page)
         raise BackendError(f"mlflow {page} {problem} (after {self.attempts} attempts)")
 
     def close(self) -> None:
         self._client.close()
 
 
-def _json_object(response: httpx.Response, page: str) -> dict[str, Any]:
+def _json_object(answer: Answer, page: str) -> dict[str, Any]:
+    """The answer's JSON object (nesting too deep raises ``PullStopped`` from
+    :func:`parse_json`: reported by the source, not fatal)."""
     try:
-        answer = response.json()
+        body = parse_json(answer.content)
+    except PullStopped as exc:
+        raise PullStopped(f"mlflow {page}: {exc}", exc.kind) from exc
     except ValueError as exc:
         raise BackendError(
-            f"mlflow {page} answered a malformed page (not JSON: {exc}): {response.text[:200]!r}"
+            f"mlflow {page} answered a malformed page (not JSON: {exc}): {answer.text()!r}"
         ) from exc
-    if not isinstance(answer, dict):
-        raise BackendError(f"mlflow {page} answered a malformed page: {type(answer).__name__}")
-    return answer
+    if not isinstance(body, dict):
+        raise BackendError(f"mlflow {page} answered a malformed page: {type(body).__name__}")
+    return body

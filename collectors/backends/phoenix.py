@@ -14,10 +14,19 @@ it adds OpenInference attributes synthesised from ``gen_ai.*`` ones; docs/integr
 phoenix.md says what that means for a report.
 
 The token comes from ``PHOENIX_API_KEY`` (never from the URL); ``?page_size=N`` sets the
-page size (a smaller page, less memory, more requests). A page that fails is retried
-a bounded number of times (connection errors, 429 and 5xx); then :class:`BackendError`
-names the backend and the page. A span that cannot be decoded is an :class:`InputIssue`
-and the rest of its page is kept.
+page size (a smaller page, less memory, more requests). ``?max_page_bytes=``,
+``?request_seconds=`` and ``?max_pages=`` bound one read (64 MiB per page, 60 s per
+request however slowly the bytes come, 10,000 pages by default;
+:mod:`collectors.backends.bounded`). A page that fails is retried a bounded number of
+times (connection errors, 429 and 5xx); then :class:`BackendError` names the backend and
+the page. A bound reached, or a cursor that cannot be followed (not a string, or one
+already followed), ends the read with an issue, and the pages before it are audited. A
+span that cannot be decoded — checked by the file decoder, ids and all — is an
+:class:`InputIssue` and the rest of its page is kept.
+
+For ``--since last`` the source pages in the order Phoenix stored the spans (``sort=id``,
+:meth:`PhoenixSource.ingested`): the ledger's mark is the id of the last span read, so a
+span that reaches Phoenix late, or one dated in 2099, is news exactly once.
 """
 
 from __future__ import annotations
@@ -30,8 +39,28 @@ from urllib.parse import SplitResult, parse_qs, quote
 
 import httpx
 
-from aem.model import InputIssue, SourceRef, SpanEvent, SpanRecord
-from collectors.backends.base import BackendError, SourceWindow, register_scheme
+from aem.model import InputIssue, SourceRef, SpanRecord
+from collectors.backends.base import (
+    BackendError,
+    DeferredIssues,
+    Ingested,
+    SourceWindow,
+    future_starts,
+    register_scheme,
+)
+from collectors.backends.bounded import (
+    LIMIT_KEYS,
+    MAX_RECORD_DEPTH,
+    Answer,
+    PullLimits,
+    PullStopped,
+    ReadProgress,
+    cursor_problem,
+    deeper_than,
+    fetch,
+    parse_json,
+)
+from collectors.otlp import decode_json_traces
 
 API_KEY_ENV = "PHOENIX_API_KEY"
 PAGE_SIZE = 1000  # Phoenix's own maximum for this route
@@ -105,43 +134,105 @@ def without_synthesised(attributes: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def span_record(raw: Mapping[str, Any], origin: SourceRef) -> SpanRecord:
-    """One span of a Phoenix page as a :class:`SpanRecord` (``KeyError``/``ValueError``
-    when the page's record is not a span)."""
+def otlp_span(raw: Any) -> dict[str, Any]:
+    """One span of a Phoenix page as the OTLP/JSON span a file would hold.
+
+    Why OTLP/JSON: the span is then decoded by the file reader's own decoder
+    (:func:`collectors.otlp.decode_json_traces`), so a Phoenix span is checked exactly as
+    a file's — hex ids of the right length (a ``parent_id`` that is an object is a bad
+    record, not a crash during evaluation), typed fields, attribute nesting, the
+    semantic-convention names that must be text. ``KeyError``/``TypeError``/
+    ``ValueError`` when the record is not a span at all.
+    """
+    if not isinstance(raw, Mapping):
+        raise TypeError(f"a span is an object, not {type(raw).__name__}")
     context = raw["context"]
-    attributes = dict(raw.get("attributes") or {})
+    attributes = raw.get("attributes") or {}
+    if not isinstance(context, Mapping) or not isinstance(attributes, Mapping):
+        raise TypeError("'context' and 'attributes' must be objects")
+    attributes = dict(attributes)
     span_kind = raw.get("span_kind")
-    if any(key.startswith("gen_ai.") for key in attributes):
+    if any(str(key).startswith("gen_ai.") for key in attributes):
         attributes = without_synthesised(attributes)
     elif span_kind and span_kind != "UNKNOWN":  # Phoenix's default when the span had none
         attributes.setdefault(_SPAN_KIND_KEY, span_kind)
     status = str(raw.get("status_code") or "UNSET")
     if status not in _STATUS_CODES:
         raise ValueError(f"unknown status_code {status!r}")
-    return SpanRecord(
-        trace_id=str(context["trace_id"]),
-        span_id=str(context["span_id"]),
-        parent_span_id=raw.get("parent_id") or None,
-        name=str(raw["name"]),
-        start_unix_nano=_unix_nano(raw["start_time"]),
-        end_unix_nano=_unix_nano(raw["end_time"]),
-        status_code=_STATUS_CODES[status],
-        status_message=str(raw.get("status_message") or ""),
-        attributes=attributes,
-        events=[
-            SpanEvent(
-                name=str(e.get("name") or ""),
-                time_unix_nano=_unix_nano(e["timestamp"]) if e.get("timestamp") else 0,
-                attributes=dict(e.get("attributes") or {}),
+    return {
+        "traceId": context.get("trace_id"),
+        "spanId": context.get("span_id"),
+        "parentSpanId": raw.get("parent_id"),
+        "name": raw["name"],
+        "startTimeUnixNano": _unix_nano(raw["start_time"]),
+        "endTimeUnixNano": _unix_nano(raw["end_time"]),
+        "status": {"code": _STATUS_CODES[status], "message": raw.get("status_message") or ""},
+        "attributes": _key_values(attributes),
+        "events": [_otlp_event(e) for e in raw.get("events") or []],
+    }
+
+
+def _otlp_event(event: Any) -> dict[str, Any]:
+    if not isinstance(event, Mapping):
+        raise TypeError(f"an event is an object, not {type(event).__name__}")
+    stamp = event.get("timestamp")
+    return {
+        "name": event.get("name") or "",
+        "timeUnixNano": _unix_nano(stamp) if stamp else 0,
+        "attributes": _key_values(event.get("attributes") or {}),
+    }
+
+
+def _key_values(attributes: Any) -> list[dict[str, Any]]:
+    """Phoenix's attribute map as OTLP/JSON ``KeyValue`` items (values as ``AnyValue``)."""
+    if not isinstance(attributes, Mapping):
+        raise TypeError("attributes must be an object")
+    return [{"key": key, "value": _any_value(value)} for key, value in attributes.items()]
+
+
+def _any_value(value: Any) -> dict[str, Any]:
+    """A JSON value as OTLP/JSON ``AnyValue`` (the record's depth is checked before)."""
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": value}
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    if isinstance(value, str):
+        return {"stringValue": value}
+    if isinstance(value, list):
+        return {"arrayValue": {"values": [_any_value(v) for v in value]}}
+    if isinstance(value, Mapping):
+        return {"kvlistValue": {"values": _key_values(value)}}
+    return {}
+
+
+def span_records(raw: Any, origin: SourceRef, issues: list[InputIssue]) -> list[SpanRecord]:
+    """The span of one Phoenix record (none when it is not a valid span: then an issue
+    names it and its place, and the rest of the page is kept)."""
+    try:
+        if deeper_than(raw, MAX_RECORD_DEPTH):
+            raise ValueError(f"nested more than {MAX_RECORD_DEPTH} levels deep")
+        span = otlp_span(raw)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        issues.append(
+            InputIssue.at_origin(
+                "bad_span",
+                f"not a Phoenix span ({type(exc).__name__}: {exc})",
+                origin,
+                spans_skipped=1,
             )
-            for e in raw.get("events") or []
-        ],
-        origin=origin,
-    )
+        )
+        return []
+    document = {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}
+    spans, found = decode_json_traces(document, origin)
+    issues.extend(found)
+    return spans
 
 
-class PhoenixSource:
-    """One Phoenix project, read page by page in start-time order."""
+class PhoenixSource(DeferredIssues):
+    """One Phoenix project, read page by page in start-time order (or, for ``--since
+    last``, in the order Phoenix stored the spans)."""
 
     def __init__(
         self,
@@ -153,12 +244,15 @@ class PhoenixSource:
         timeout: float = TIMEOUT_SECONDS,
         attempts: int = ATTEMPTS,
         name: str | None = None,
+        limits: PullLimits | None = None,
     ) -> None:
+        super().__init__()
         self._base_url = base_url.rstrip("/")
         self._project = project
         self._page_size = page_size
         self._attempts = max(1, attempts)
         self._timeout = timeout
+        self._limits = limits or PullLimits()
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._name = name or f"phoenix {self._base_url}/{project}"
 
@@ -166,27 +260,90 @@ class PhoenixSource:
     def name(self) -> str:
         return self._name
 
+    @property
+    def limits(self) -> PullLimits:
+        return self._limits
+
     def batches(self, window: SourceWindow, issues: list[InputIssue]) -> Iterator[list[SpanRecord]]:
+        self.take_deferred(issues)
         params: dict[str, Any] = {"limit": self._page_size, "sort": "start_time", "order": "asc"}
         if window.since_unix_nano is not None:
             params["start_time"] = iso(window.since_unix_nano)
         if window.until_unix_nano is not None:
             params["end_time"] = iso(window.until_unix_nano)
-        path = f"/v1/projects/{quote(self._project, safe='')}/spans"
-        with httpx.Client(
-            base_url=self._base_url, headers=self._headers, timeout=self._timeout
-        ) as client:
-            cursor: str | None = None
-            page = 0
-            while True:
-                page += 1
-                if cursor is not None:
-                    params["cursor"] = cursor
-                body = self._page(client, path, params, page)
-                yield self._decode(body["data"], page, issues)
-                cursor = body.get("next_cursor")
-                if not cursor:
+        now = time.time_ns()
+        for page, records in self._raw_pages(params, issues):
+            spans = self._decode(records, page, issues)
+            future_starts(spans, now, issues)
+            yield spans
+
+    def ingested(
+        self, mark: str | None, until_unix_nano: int | None, issues: list[InputIssue]
+    ) -> Iterator[Ingested]:
+        """Spans Phoenix stored after the span whose id is ``mark`` (``sort=id``: Phoenix's
+        row ids, its insertion order), each batch with the id of its last record.
+
+        Phoenix pages "at or after" a cursor, and a span's id is the cursor of the page
+        that starts with it: asking from ``mark`` gives that span again, and it is
+        dropped. With ``until_unix_nano`` the read ends before the first span that started
+        at or after it, so the mark never passes a span that was left out.
+        """
+        params: dict[str, Any] = {"limit": self._page_size, "sort": "id", "order": "asc"}
+        if mark:
+            params["cursor"] = mark
+        for page, records in self._raw_pages(params, issues):
+            batch: list[SpanRecord] = []
+            last = None
+            for index, raw in enumerate(records):
+                record_id = raw.get("id") if isinstance(raw, Mapping) else None
+                if record_id is not None and record_id == mark:
+                    continue
+                origin = SourceRef(f"{self._name} page {page}", index + 1)
+                spans = span_records(raw, origin, issues)
+                if until_unix_nano is not None and any(
+                    s.start_unix_nano >= until_unix_nano for s in spans
+                ):
+                    yield Ingested(batch, last)
                     return
+                batch.extend(spans)
+                last = record_id if isinstance(record_id, str) and record_id else last
+            yield Ingested(batch, last)
+
+    def _client(self) -> httpx.Client:
+        return httpx.Client(base_url=self._base_url, headers=self._headers, timeout=self._timeout)
+
+    def _raw_pages(
+        self, params: dict[str, Any], issues: list[InputIssue]
+    ) -> Iterator[tuple[int, list[Any]]]:
+        """Every page's records, following ``next_cursor`` within the bounds: a page too
+        large, too slow or too deep, a cursor that is not a string or comes back, more
+        than ``max_pages`` pages — each ends the read with an issue, what came before kept
+        (:meth:`ReadProgress.stop`)."""
+        path = f"/v1/projects/{quote(self._project, safe='')}/spans"
+        progress = ReadProgress(self._name)
+        followed: set[bytes] = set()
+        with self._client() as client:
+            for page in range(1, self._limits.max_pages + 2):
+                if page > self._limits.max_pages:
+                    too_many = f"more pages than {self._limits.max_pages:,} (max_pages)"
+                    progress.stop(PullStopped(too_many), f"page {page}", issues)
+                    return
+                try:
+                    body = self._page(client, path, params, page)
+                except PullStopped as exc:
+                    progress.stop(exc, f"page {page}", issues)
+                    return
+                progress.pages += 1
+                progress.records += len(body["data"])
+                yield page, body["data"]
+                cursor = body.get("next_cursor")
+                if cursor is None or cursor == "":
+                    return
+                problem = cursor_problem(cursor, followed, "next_cursor")
+                if problem:
+                    progress.stop(PullStopped(problem), f"page {page}", issues)
+                    return
+                params["cursor"] = cursor
 
     def _page(
         self, client: httpx.Client, path: str, params: Mapping[str, Any], page: int
@@ -198,47 +355,37 @@ class PhoenixSource:
             if attempt:
                 time.sleep(RETRY_BASE_SECONDS * 2 ** (attempt - 1))
             try:
-                response = client.get(path, params=params)
+                answer = fetch(client, "GET", path, self._limits, params=params)
             except httpx.HTTPError as exc:
                 problem = f"unreachable ({type(exc).__name__}: {exc})"
                 continue
-            if response.status_code in _RETRIED_STATUSES:
-                problem = f"answered {response.status_code}: {response.text[:200]}"
+            if answer.status in _RETRIED_STATUSES:
+                problem = f"answered {answer.status}: {answer.text()}"
                 continue
-            if response.status_code != 200:
+            if answer.status != 200:
                 raise BackendError(
-                    f"{where}: answered {response.status_code}: {response.text[:200]}"
-                    + _hint(response.status_code)
+                    f"{where}: answered {answer.status}: {answer.text()}" + _hint(answer.status)
                 )
-            return _page_body(response, where)
+            return _page_body(answer, where)
         raise BackendError(f"{where}: {problem} (gave up after {self._attempts} attempts)")
 
     def _decode(self, records: list[Any], page: int, issues: list[InputIssue]) -> list[SpanRecord]:
         spans: list[SpanRecord] = []
         for index, raw in enumerate(records):
             origin = SourceRef(f"{self._name} page {page}", index + 1)
-            try:
-                spans.append(span_record(raw, origin))
-            except (KeyError, TypeError, ValueError, AttributeError) as exc:
-                issues.append(
-                    InputIssue.at_origin(
-                        "bad_span", f"not a Phoenix span ({type(exc).__name__}: {exc})", origin
-                    )
-                )
+            spans.extend(span_records(raw, origin, issues))
         return spans
 
 
-def _page_body(response: httpx.Response, where: str) -> dict[str, Any]:
-    """The page's JSON, refused with the page named when it is not a span page."""
+def _page_body(answer: Answer, where: str) -> dict[str, Any]:
+    """The page's JSON, refused with the page named when it is not a span page (too deep
+    a page raises :class:`PullStopped`: it is reported, not fatal)."""
     try:
-        body = response.json()
+        body = parse_json(answer.content)
     except ValueError as exc:
         raise BackendError(f"{where}: the answer is not JSON ({exc})") from exc
     if not isinstance(body, dict) or not isinstance(body.get("data"), list):
         raise BackendError(f"{where}: the answer has no 'data' list of spans")
-    cursor = body.get("next_cursor")
-    if cursor is not None and not isinstance(cursor, str):
-        raise BackendError(f"{where}: 'next_cursor' is not a string")
     return body
 
 
@@ -259,18 +406,21 @@ def open_phoenix(parts: SplitResult, environ: Mapping[str, str]) -> PhoenixSourc
         raise BackendError("phoenix: the URL needs a host, e.g. phoenix://127.0.0.1:6006/default")
     project = parts.path.strip("/") or "default"
     host = parts.hostname if parts.port is None else f"{parts.hostname}:{parts.port}"
+    query = parse_qs(parts.query)
     return PhoenixSource(
         f"{transport}://{host}",
         project,
         api_key=environ.get(API_KEY_ENV) or None,
-        page_size=_page_size(parse_qs(parts.query)),
+        page_size=_page_size(query),
         name=f"{parts.scheme}://{host}/{project}",
+        limits=PullLimits.from_query(query, "phoenix"),
     )
 
 
 def _page_size(query: Mapping[str, list[str]]) -> int:
-    """``?page_size=N`` (1 to 1,000, Phoenix's bound); the only query the URL takes."""
-    unknown = sorted(set(query) - {"page_size"})
+    """``?page_size=N`` (1 to 1,000, Phoenix's bound); besides it the URL takes only the
+    bounds of :class:`PullLimits`."""
+    unknown = sorted(set(query) - {"page_size", *LIMIT_KEYS})
     if unknown:
         raise BackendError(f"phoenix: unknown URL parameter(s) {', '.join(unknown)}")
     text = (query.get("page_size") or [str(PAGE_SIZE)])[-1]

@@ -11,24 +11,31 @@ interface (:func:`open_source` and the source's ``batches``).
 from __future__ import annotations
 
 import http.server
+import json
 import os
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import ClassVar
 from urllib.parse import urlsplit
 
 import pytest
 
 import aem
+from aem.export.otlp_json import otlp_json
 from aem.model import InputIssue, SpanRecord
+from bench.backends.scaled import renamed
 from collectors.backends import BackendError, SourceWindow, open_source
 from collectors.backends.mlflow import MlflowSource
 from collectors.backends.mlflow_rest import MlflowRest
+from collectors.readers import read_batches
 from tests.mlflow.auditing import audit_source
 from tests.mlflow.kit import MlflowServer
 from tests.mlflow.sending import send_to_mlflow
+from tests.scorecards_kit import cli
 from tests.serve.conftest import SAMPLES, free_port
+from tests.serve.sender import to_readable
 
 pytestmark = pytest.mark.slow
 
@@ -222,3 +229,40 @@ def test_a_slow_server_times_out_a_bounded_number_of_times(
         list(source.batches(SourceWindow(), []))
     assert misbehaving.searches == 2
     assert time.monotonic() - started < 5
+
+
+def test_since_last_reads_late_and_future_traces_once(
+    mlflow_server: MlflowServer, tmp_path: Path
+) -> None:
+    """MLflow keeps no time of arrival: ``--since last`` reads by start time from a day
+    before the previous run and sets aside the spans it has seen. A trace that reaches
+    MLflow after a run but started before what that run read, and one dated 2099, are
+    each evaluated once, and the 2099 one does not stop later runs."""
+    name, experiment_id = mlflow_server.experiment("late")
+    weather = [s for b in read_batches(str(FILES[0])) for s in b.spans]
+    to_now = time.time_ns() - min(s.start_unix_nano for s in weather)
+    url, store = f"mlflow://{mlflow_server.hostport}/{name}", str(tmp_path / "aem.sqlite")
+
+    def arrive(seed: str, shift_ns: int) -> None:
+        spans = renamed(weather, f"late-{seed}", conversation=f"late-{seed}", shift_ns=shift_ns)
+        path = tmp_path / f"{seed}.otlp.jsonl"
+        path.write_text(json.dumps(otlp_json([to_readable(s) for s in spans])) + "\n")
+        assert send_to_mlflow(mlflow_server.base, experiment_id, [path]) == len(spans)
+
+    def run() -> tuple[list[str], list[dict[str, object]]]:
+        code, out, err = cli("audit", "--from", url, "--since", "last", "--store", store, "--json")
+        assert code in (0, 1), err
+        report = json.loads(out)
+        return sorted(s["session_id"] for s in report["sessions"]), report["issues"]
+
+    hour = 3_600 * 10**9
+    arrive("on-time", to_now - hour)
+    assert run()[0] == ["late-on-time"]
+    arrive("early", to_now - 3 * hour)  # started two hours before what the last run read
+    arrive("future", 4_070_908_800 * 10**9 - min(s.start_unix_nano for s in weather))
+    found, issues = run()
+    assert found == ["late-early", "late-future"]
+    assert sum(i["kind"] == "future_start" for i in issues) == len(weather)
+    arrive("next", to_now - 2 * hour)
+    assert run()[0] == ["late-next"]
+    assert run()[0] == []
