@@ -14,10 +14,12 @@ touched, and a duplicate left by an interrupted earlier run is removed. Re-runni
 audit therefore replaces AEM's verdicts and leaves everyone else's.
 
 Why not the REST client the MLflow *source* uses (:mod:`collectors.backends.mlflow_rest`):
-it reads an answer whole with per-read timeouts, so an MLflow (or a proxy before it) that
-answered 200 with an endless body took ``aem serve`` to 3 GB in ten seconds, and one that
-dripped held ``aem audit --sink mlflow`` for minutes. Every request here goes through the
-sinks' bounded request (:mod:`aem.sinks.http`): one deadline, ``timeout_seconds``, for all
+that one is bounded for reading pages of spans (bytes per page, a deadline per request),
+with the source's settings in its URL; a sink is configured in ``[sinks.mlflow]`` and
+bounded like every other sink. Before either was bounded, an MLflow (or a proxy before
+it) that answered 200 with an endless body took ``aem serve`` to 3 GB in ten seconds, and
+one that dripped held ``aem audit --sink mlflow`` for minutes. Every request here goes
+through the sinks' bounded request (:mod:`aem.sinks.http`): one deadline, ``timeout_seconds``, for all
 of it, and the answer read up to the sinks' cap, no further. A request refused that way is
 not retried inside the delivery; the delivery stops there and its caller (the outbox, or
 ``aem audit``'s bounded retries) tries the rest again later.
