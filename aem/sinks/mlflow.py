@@ -19,10 +19,11 @@ with the source's settings in its URL; a sink is configured in ``[sinks.mlflow]`
 bounded like every other sink. Before either was bounded, an MLflow (or a proxy before
 it) that answered 200 with an endless body took ``aem serve`` to 3 GB in ten seconds, and
 one that dripped held ``aem audit --sink mlflow`` for minutes. Every request here goes
-through the sinks' bounded request (:mod:`aem.sinks.http`): one deadline, ``timeout_seconds``, for all
-of it, and the answer read up to the sinks' cap, no further. A request refused that way is
-not retried inside the delivery; the delivery stops there and its caller (the outbox, or
-``aem audit``'s bounded retries) tries the rest again later.
+through the sinks' bounded request (:mod:`aem.sinks.http`): one deadline,
+``timeout_seconds``, for all of it, and the answer read up to the sinks' cap, no further.
+A request refused that way is not retried inside the delivery; the delivery stops there
+and its caller (the outbox, or ``aem audit``'s bounded retries) tries the rest again
+later.
 """
 
 from __future__ import annotations
