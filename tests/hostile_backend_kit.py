@@ -42,6 +42,7 @@ from bench.backends.scaled import renamed
 from collectors.readers import read_batches
 from tests.serve.conftest import SAMPLES
 from tests.serve.sender import to_readable
+from tests.test_backend_sources import phoenix_span
 
 WEATHER = SAMPLES / "weather_genai.otlp.jsonl"
 Answer = Callable[[BaseHTTPRequestHandler], None]
@@ -233,23 +234,9 @@ def global_id(row: int) -> str:
 
 
 def phoenix_record(span: SpanRecord, row: int) -> dict[str, Any]:
-    """A span as Phoenix's REST API answers it (times to the microsecond)."""
-    return {
-        "id": global_id(row),
-        "name": span.name,
-        "context": {"trace_id": span.trace_id, "span_id": span.span_id},
-        "span_kind": "UNKNOWN",
-        "parent_id": span.parent_span_id,
-        "start_time": _iso(span.start_unix_nano),
-        "end_time": _iso(span.end_unix_nano),
-        "status_code": ["UNSET", "OK", "ERROR"][span.status_code],
-        "status_message": span.status_message,
-        "attributes": span.attributes,
-        "events": [
-            {"name": e.name, "timestamp": _iso(e.time_unix_nano), "attributes": e.attributes}
-            for e in span.events
-        ],
-    }
+    """A span as Phoenix's REST API answers it, its global id numbered by ``row`` (the
+    order Phoenix stored it in, which ``--since last`` follows)."""
+    return {**phoenix_span(span), "id": global_id(row)}
 
 
 class FakePhoenix(_Fake):

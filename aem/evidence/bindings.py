@@ -30,6 +30,7 @@ is never "contradicted" by another field. What binds nothing stays a suspect.
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import re
@@ -40,7 +41,7 @@ from typing import Any
 from aem.compare.clock import day_key
 from aem.compare.extract import StatedValue, extract_values
 from aem.compare.settings import CompareSettings
-from aem.evidence.arithmetic import written_result
+from aem.evidence.arithmetic import evaluate, written_result
 from aem.evidence.stems import stem
 from aem.evidence.support import counted_noun, said_at_boundary
 from aem.model import Turn
@@ -178,10 +179,6 @@ def _written(value: StatedValue, text: str, settings: CompareSettings) -> Contra
 
 def _value_of(expression: str) -> float | None:
     """The value of an expression :func:`written_result` showed (plain notation)."""
-    import ast
-
-    from aem.evidence.arithmetic import evaluate
-
     try:
         return evaluate(ast.parse(expression.replace("^", "**"), mode="eval"))
     except SyntaxError:
