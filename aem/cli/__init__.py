@@ -16,6 +16,7 @@ import typer
 
 from aem.cli.audit import audit
 from aem.cli.config_cmd import config_app
+from aem.cli.diverge import diverge
 from aem.cli.errors import DEBUG_KEY, EXIT_BAD_INPUT, EXIT_OK, EXIT_ROOT_CAUSES, AemGroup
 from aem.cli.runs import calibrate, diff, report
 from aem.cli.serve import serve
@@ -42,6 +43,7 @@ app.command()(audit)
 app.command()(serve)
 app.command()(calibrate)
 app.command()(diff)
+app.command()(diverge)
 app.command()(report)
 app.command("checks")(checks_command)
 app.add_typer(config_app, name="config")

@@ -1,0 +1,290 @@
+"""Two runs of one task: where did the second run first go a different way?
+
+Why not :mod:`aem.diff`: that compares verdicts (which root causes came and went). A team
+that re-runs a task after changing a prompt asks a question about *behaviour*: the first
+turn at which the new run did something the old one did not. Everything after that turn
+is downstream of the divergence, whatever its verdicts say.
+
+How turns are matched, and why:
+
+* a session is cut into **steps**: every turn that is not a tool call is a step of its
+  own; consecutive tool calls made by one decision (the same model span, or no model span
+  named) are one step, because a model that issues calls together does not order them;
+* two steps match when their kinds match, a sub-agent step names the same agent, and a
+  block of calls matches as a multiset under :func:`aem.matching.match_tool_calls` (the
+  same tools, arguments compared as AEM compares values: ``"ord 42"`` is ``ORD-0042``).
+  A retrieval is compared as a call with its query as the one argument;
+* model text is never compared: two runs of one model word the same decision
+  differently, and a divergence must be something the agent *did*.
+
+Sessions of the two runs are paired by session id, else by the first user message
+(whitespace and case folded): "the same task" without a case file.
+
+>>> from aem.testing import make_session, make_tool_call, make_turn
+>>> before = make_session(make_tool_call("get", {"id": 1}), make_turn("answer", text="ok"))
+>>> after = make_session(make_tool_call("get", {"id": 2}), make_turn("answer", text="ok"))
+>>> found = diverge_sessions(before, after)
+>>> found.first.after_turn_id, found.downstream
+('t1', ['t2'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, computed_field
+
+from aem.compare.structured import maybe_json
+from aem.matching import ActualCall, MatchSettings, ToolSetMatch, match_tool_calls
+from aem.model import Session, Turn, TurnKind
+
+# Every call counts, in any order: a divergence is any difference in what was called.
+_EXACT = MatchSettings(pass_threshold=1.0, extra_calls_fail=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One decision of a run: a single turn, or the tool calls one model turn made."""
+
+    kind: TurnKind
+    turns: tuple[Turn, ...]
+
+
+class DivergentTurn(BaseModel):
+    """Where the runs part: the step, the turn of each run there, and why they differ."""
+
+    step: int
+    before_turn_id: str | None
+    after_turn_id: str | None
+    reason: str
+
+
+class SessionDivergence(BaseModel):
+    """One task run twice: the steps both runs took alike, then the first difference."""
+
+    before_session: str
+    after_session: str
+    paired_by: Literal["session_id", "first_user_message"]
+    same_steps: int
+    first: DivergentTurn | None = None
+    # The after-run's turns that follow the divergent one: downstream of the divergence.
+    downstream: list[str] = Field(default_factory=list)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def diverged(self) -> bool:
+        return self.first is not None
+
+
+class RunDivergence(BaseModel):
+    """Every paired session of two runs, and the sessions only one run has."""
+
+    sessions: list[SessionDivergence] = Field(default_factory=list)
+    only_before: list[str] = Field(default_factory=list)
+    only_after: list[str] = Field(default_factory=list)
+
+    @property
+    def diverged(self) -> list[SessionDivergence]:
+        return [s for s in self.sessions if s.diverged]
+
+
+def steps(turns: Sequence[Turn]) -> list[Step]:
+    """The run as decisions: consecutive calls of one model turn form one step.
+
+    >>> from aem.testing import make_session, make_tool_call, make_turn
+    >>> s = make_session(make_tool_call("a"), make_tool_call("b"), make_turn("answer"))
+    >>> [(st.kind.value, len(st.turns)) for st in steps(s.turns)]
+    [('tool_call', 2), ('answer', 1)]
+    """
+    out: list[Step] = []
+    for turn in sorted(turns, key=lambda t: t.index):
+        last = out[-1] if out else None
+        if (
+            turn.kind is TurnKind.TOOL_CALL
+            and last is not None
+            and last.kind is TurnKind.TOOL_CALL
+            and last.turns[-1].model_span_id == turn.model_span_id
+        ):
+            out[-1] = Step(last.kind, (*last.turns, turn))
+        else:
+            out.append(Step(turn.kind, (turn,)))
+    return out
+
+
+def _call(turn: Turn) -> tuple[str, Mapping[str, Any]]:
+    """A turn as a call for matching: a tool call, or a retrieval with its query."""
+    if turn.tool_call is not None:
+        arguments = maybe_json(turn.tool_call.arguments)
+        if not isinstance(arguments, Mapping):
+            arguments = {} if arguments in (None, "") else {"value": arguments}
+        return turn.tool_call.name, arguments
+    return turn.name, {"query": turn.query or ""}
+
+
+def _match(before: Step, after: Step) -> ToolSetMatch:
+    expected = [{"name": n, "arguments": a} for n, a in map(_call, before.turns)]
+    actual = [ActualCall(*_call(t), ref=t.turn_id) for t in after.turns]
+    return match_tool_calls(expected, actual, settings=_EXACT)
+
+
+def _call_text(turn: Turn) -> str:
+    name, arguments = _call(turn)
+    inner = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+    return f"{name}({inner})"
+
+
+def _block_difference(before: Step, after: Step, step: int) -> DivergentTurn | None:
+    """The first turn of ``after`` at which its calls differ from ``before``'s, or None."""
+    found = _match(before, after)
+    if found.passed:
+        return None
+    wrong = {p.actual: p for p in found.pairs if not p.ok}
+    for j, turn in enumerate(after.turns):
+        if j in wrong:
+            pair = wrong[j]
+            mismatch = "; ".join(
+                f"{m.argument}: {m.expected!r} before, {m.actual!r} now"
+                for m in pair.argument_mismatches
+            )
+            return DivergentTurn(
+                step=step,
+                before_turn_id=before.turns[pair.expected].turn_id,
+                after_turn_id=turn.turn_id,
+                reason=f"{_call_text(turn)} called with other arguments ({mismatch})",
+            )
+        if j in found.extra:
+            return DivergentTurn(
+                step=step,
+                before_turn_id=None,
+                after_turn_id=turn.turn_id,
+                reason=f"{_call_text(turn)} is a call the earlier run did not make here",
+            )
+    skipped = before.turns[found.missing[0]]
+    return DivergentTurn(
+        step=step,
+        before_turn_id=skipped.turn_id,
+        after_turn_id=after.turns[-1].turn_id,
+        reason=f"{_call_text(skipped)} was not called this time",
+    )
+
+
+def _step_difference(before: Step, after: Step, step: int) -> DivergentTurn | None:
+    b, a = before.turns[0], after.turns[0]
+    if before.kind is not after.kind:
+        return DivergentTurn(
+            step=step,
+            before_turn_id=b.turn_id,
+            after_turn_id=a.turn_id,
+            reason=f"a {a.kind.value} turn ({a.name}) where the earlier run had a "
+            f"{b.kind.value} turn ({b.name})",
+        )
+    if before.kind in (TurnKind.TOOL_CALL, TurnKind.RETRIEVAL):
+        return _block_difference(before, after, step)
+    if before.kind is TurnKind.AGENT and (b.agent or b.name) != (a.agent or a.name):
+        return DivergentTurn(
+            step=step,
+            before_turn_id=b.turn_id,
+            after_turn_id=a.turn_id,
+            reason=f"handed to agent {a.agent or a.name!r}, earlier to {b.agent or b.name!r}",
+        )
+    return None
+
+
+def _ran_out(longer: Sequence[Step], step: int, *, after_is_longer: bool) -> DivergentTurn:
+    turn = longer[step].turns[0]
+    if after_is_longer:
+        return DivergentTurn(
+            step=step,
+            before_turn_id=None,
+            after_turn_id=turn.turn_id,
+            reason=f"the earlier run had ended; this one went on with {turn.kind.value} "
+            f"({turn.name})",
+        )
+    return DivergentTurn(
+        step=step,
+        before_turn_id=turn.turn_id,
+        after_turn_id=None,
+        reason=f"this run ended where the earlier one went on with {turn.kind.value} ({turn.name})",
+    )
+
+
+def diverge_sessions(
+    before: Session,
+    after: Session,
+    paired_by: Literal["session_id", "first_user_message"] = "session_id",
+) -> SessionDivergence:
+    """The first step at which ``after`` did something ``before`` did not."""
+    old, new = steps(before.turns), steps(after.turns)
+    first: DivergentTurn | None = None
+    same = 0
+    for step, (b, a) in enumerate(zip(old, new, strict=False)):
+        first = _step_difference(b, a, step)
+        if first is not None:
+            break
+        same += 1
+    if first is None and len(old) != len(new):
+        longer = new if len(new) > len(old) else old
+        first = _ran_out(longer, same, after_is_longer=len(new) > len(old))
+    downstream: list[str] = []
+    if first is not None:
+        index = _after_index(after, first, new)
+        downstream = [t.turn_id for t in after.turns if t.index > index]
+    return SessionDivergence(
+        before_session=before.session_id,
+        after_session=after.session_id,
+        paired_by=paired_by,
+        same_steps=same,
+        first=first,
+        downstream=downstream,
+    )
+
+
+def _after_index(after: Session, first: DivergentTurn, new: Sequence[Step]) -> int:
+    """The index in ``after`` from which turns are downstream (the run's end if none)."""
+    if first.after_turn_id is None:
+        return max((t.index for t in after.turns), default=-1)
+    return next(t.index for t in after.turns if t.turn_id == first.after_turn_id)
+
+
+def task_key(session: Session) -> str | None:
+    """The first user message, whitespace and case folded: "the same task" across runs."""
+    for text in session.user_inputs:
+        folded = " ".join(text.split()).casefold()
+        if folded:
+            return folded
+    return None
+
+
+def diverge_runs(before: Iterable[Session], after: Iterable[Session]) -> RunDivergence:
+    """Pair the sessions of two runs (session id, else first user message) and diverge each.
+
+    A first user message shared by several sessions of one run pairs none of them: which
+    of them is "the same task" would be a guess.
+    """
+    old = {s.session_id: s for s in before}
+    new = {s.session_id: s for s in after}
+    pairs: list[tuple[Session, Session, Literal["session_id", "first_user_message"]]] = [
+        (old[k], new[k], "session_id") for k in sorted(old.keys() & new.keys())
+    ]
+    rest_old = _unique_by_task([s for k, s in old.items() if k not in new])
+    rest_new = _unique_by_task([s for k, s in new.items() if k not in old])
+    for key in sorted(rest_old.keys() & rest_new.keys()):
+        pairs.append((rest_old[key], rest_new[key], "first_user_message"))
+    paired_old = {b.session_id for b, _, _ in pairs}
+    paired_new = {a.session_id for _, a, _ in pairs}
+    return RunDivergence(
+        sessions=[diverge_sessions(b, a, by) for b, a, by in pairs],
+        only_before=sorted(old.keys() - paired_old),
+        only_after=sorted(new.keys() - paired_new),
+    )
+
+
+def _unique_by_task(sessions: Sequence[Session]) -> dict[str, Session]:
+    by_task: dict[str, list[Session]] = {}
+    for session in sessions:
+        key = task_key(session)
+        if key is not None:
+            by_task.setdefault(key, []).append(session)
+    return {k: group[0] for k, group in by_task.items() if len(group) == 1}

@@ -1,0 +1,213 @@
+"""Two runs of one task: the first divergent turn, and what is downstream of it.
+
+Pairs are generated with one injected change each (a different argument, a skipped call,
+an extra call, a different agent, an early end) and must name the changed turn; changes
+that are not a different path (calls of one decision reordered, an argument written
+another way, other model text) must find no divergence. The CLI is driven on traces
+recorded with the real OpenTelemetry SDK.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from aem import testing as t
+from aem.cli import app
+from aem.divergence import diverge_runs, diverge_sessions
+from aem.model import Session, Turn
+from tests.agent_kit import GenAIAgent, ToolCall, ToolSpec, message, record, text_part
+
+
+def _model(text: str = "thinking", name: str = "gpt-4o", model_span: str = "m") -> Turn:
+    return t.make_turn("reasoning", name, text=text).model_copy(
+        update={"model_span_id": model_span}
+    )
+
+
+def _call(name: str, args: dict[str, Any], model_span: str = "m") -> Turn:
+    return t.make_tool_call(name, args, result={"ok": True}).model_copy(
+        update={"model_span_id": model_span}
+    )
+
+
+def _run(*turns: Turn, session_id: str = "s1", question: str = "Book me a flight") -> Session:
+    return t.make_session(*turns, session_id=session_id, user_inputs=[question])
+
+
+def _baseline() -> list[Turn]:
+    return [
+        _model(model_span="m1"),
+        _call("search_flights", {"from": "SFO", "to": "JFK"}, "m1"),
+        _model(model_span="m2"),
+        _call("get_price", {"flight": "UA-100"}, "m2"),
+        _call("get_seats", {"flight": "UA-100"}, "m2"),
+        _model(model_span="m3"),
+        _call("book", {"flight": "UA-100", "seat": "12A"}, "m3"),
+        t.make_turn("answer", text="Booked UA-100, seat 12A."),
+    ]
+
+
+def test_identical_runs_do_not_diverge() -> None:
+    found = diverge_sessions(_run(*_baseline()), _run(*_baseline()))
+    assert not found.diverged and found.first is None and found.downstream == []
+    assert found.same_steps == 7
+
+
+def test_a_different_argument_names_the_call_and_everything_after_is_downstream() -> None:
+    changed = _baseline()
+    changed[6] = _call("book", {"flight": "UA-100", "seat": "14C"}, "m3")
+    found = diverge_sessions(_run(*_baseline()), _run(*changed))
+    assert found.first is not None
+    assert (found.first.before_turn_id, found.first.after_turn_id) == ("t7", "t7")
+    assert "seat" in found.first.reason and "14C" in found.first.reason
+    assert found.downstream == ["t8"]
+
+
+def test_a_skipped_call_in_a_parallel_block_is_named() -> None:
+    changed = [turn for i, turn in enumerate(_baseline()) if i != 4]  # no get_seats
+    found = diverge_sessions(_run(*_baseline()), _run(*changed))
+    assert found.first is not None
+    assert found.first.before_turn_id == "t5"  # the get_seats the earlier run made
+    assert "get_seats" in found.first.reason and "not called" in found.first.reason
+    assert found.same_steps == 3
+
+
+def test_a_skipped_decision_names_the_turn_that_took_its_place() -> None:
+    changed = [turn for i, turn in enumerate(_baseline()) if i not in (5, 6)]  # no booking
+    found = diverge_sessions(_run(*_baseline()), _run(*changed))
+    assert found.first is not None
+    assert found.first.after_turn_id == "t6"  # the answer, where a model turn was before
+    assert found.downstream == []
+
+
+def test_an_extra_call_is_named() -> None:
+    changed = _baseline()
+    changed.insert(2, _call("get_weather", {"city": "NYC"}, "m1"))
+    found = diverge_sessions(_run(*_baseline()), _run(*changed))
+    assert found.first is not None
+    assert found.first.after_turn_id == "t3" and found.first.before_turn_id is None
+    assert "get_weather" in found.first.reason
+    assert found.downstream == [f"t{i}" for i in range(4, 10)]
+
+
+def test_calls_of_one_decision_in_another_order_are_no_divergence() -> None:
+    swapped = _baseline()
+    swapped[3], swapped[4] = swapped[4], swapped[3]
+    assert not diverge_sessions(_run(*_baseline()), _run(*swapped)).diverged
+
+
+def test_the_same_calls_in_two_decisions_reordered_is_a_divergence() -> None:
+    """Order across decisions is a different path: the second call saw the first's result."""
+    before = _run(_model(model_span="a"), _call("f", {}, "a"), _model(model_span="b"),
+                  _call("g", {}, "b"))  # fmt: skip
+    after = _run(_model(model_span="a"), _call("g", {}, "a"), _model(model_span="b"),
+                 _call("f", {}, "b"))  # fmt: skip
+    found = diverge_sessions(before, after)
+    assert found.first is not None and found.first.after_turn_id == "t2"
+
+
+def test_arguments_are_compared_as_values_and_model_text_is_not_compared() -> None:
+    before = _run(_model("Let me look it up."), _call("get_order", {"id": "ORD-0042"}))
+    after = _run(_model("I'll check the order."), _call("get_order", {"id": "ord 42"}))
+    assert not diverge_sessions(before, after).diverged
+
+
+def test_a_different_sub_agent_is_a_divergence() -> None:
+    before = _run(t.make_turn("agent", "researcher"), t.make_turn("answer", text="x"))
+    after = _run(t.make_turn("agent", "coder"), t.make_turn("answer", text="x"))
+    found = diverge_sessions(before, after)
+    assert found.first is not None and "coder" in found.first.reason
+
+
+def test_a_run_that_goes_on_longer_diverges_where_the_earlier_ended() -> None:
+    base = _baseline()
+    found = diverge_sessions(_run(*base[:6]), _run(*base))
+    assert found.first is not None
+    assert found.first.after_turn_id == "t7" and found.first.before_turn_id is None
+    assert found.downstream == ["t8"]
+
+
+def test_runs_pair_by_session_id_else_first_user_message_never_by_guess() -> None:
+    before = [
+        _run(*_baseline(), session_id="a1", question="Book me a flight"),
+        _run(*_baseline(), session_id="same", question="x"),
+        _run(*_baseline(), session_id="dup1", question="twice"),
+        _run(*_baseline(), session_id="dup2", question="twice"),
+    ]
+    after = [
+        _run(*_baseline(), session_id="b1", question="  book ME a   flight "),
+        _run(*_baseline(), session_id="same", question="something else"),
+        _run(*_baseline(), session_id="dup3", question="twice"),
+    ]
+    result = diverge_runs(before, after)
+    pairs = {(s.before_session, s.after_session, s.paired_by) for s in result.sessions}
+    assert pairs == {("same", "same", "session_id"), ("a1", "b1", "first_user_message")}
+    assert result.only_before == ["dup1", "dup2"] and result.only_after == ["dup3"]
+
+
+# ---- through the CLI, on recorded traces ------------------------------------------------
+
+
+def _agent(conversation: str, seat: str) -> Any:
+    def build(recording: Any) -> None:
+        specs = [ToolSpec(n, n, {"type": "object"}) for n in ("find_flight", "book")]
+        agent = GenAIAgent(recording, conversation, "gpt-4o", specs)
+        find = ToolCall("c1", "find_flight", {"to": "JFK"}, '{"flight": "UA-100"}')
+        book = ToolCall("c2", "book", {"flight": "UA-100", "seat": seat}, '{"booked": true}')
+        question = [message("user", text_part("Book me a flight to JFK"))]
+        with agent.invoke_agent("travel", root=True):
+            first = agent.chat(question, calls=[find])
+            with agent.execute_tool(find):
+                pass
+            second = agent.chat([*question, first], calls=[book])
+            with agent.execute_tool(book):
+                pass
+            agent.chat([*question, first, second], text=f"Booked seat {seat}.")
+
+    return build
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> tuple[Path, Path, Path]:
+    record(tmp_path / "before.jsonl", "r1", _agent("run-1", "12A"))
+    record(tmp_path / "same.jsonl", "r2", _agent("run-2", "12A"))
+    record(tmp_path / "after.jsonl", "r3", _agent("run-3", "14C"))
+    return tmp_path / "before.jsonl", tmp_path / "same.jsonl", tmp_path / "after.jsonl"
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["diverge", *args], env={"COLUMNS": "200"})
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout
+
+
+def test_cli_names_the_divergent_book_call_in_json_and_exits_1(
+    runs: tuple[Path, Path, Path],
+) -> None:
+    before, _, after = runs
+    code, out = _cli(str(before), str(after), "--json")
+    assert code == 1
+    result = json.loads(out)
+    (session,) = result["sessions"]
+    assert session["paired_by"] == "first_user_message" and session["diverged"] is True
+    assert "book" in session["first"]["reason"] and "14C" in session["first"]["reason"]
+    assert len(session["downstream"]) >= 1  # the answer that followed
+
+
+def test_cli_on_two_runs_alike_says_no_divergence_and_exits_0(
+    runs: tuple[Path, Path, Path],
+) -> None:
+    before, same, _ = runs
+    code, out = _cli(str(before), str(same))
+    assert code == 0 and "no divergence" in out
+
+
+def test_cli_missing_path_is_a_usage_error(tmp_path: Path) -> None:
+    code, _ = _cli(str(tmp_path / "nope"), str(tmp_path / "nope2"))
+    assert code == 2
