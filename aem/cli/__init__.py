@@ -14,6 +14,7 @@ from typing import Annotated
 
 import typer
 
+from aem.cli.agreement import agreement_command
 from aem.cli.audit import audit
 from aem.cli.config_cmd import config_app
 from aem.cli.diverge import diverge
@@ -44,6 +45,7 @@ app.command()(serve)
 app.command()(calibrate)
 app.command()(diff)
 app.command()(diverge)
+app.command("agreement")(agreement_command)
 app.command()(report)
 app.command("checks")(checks_command)
 app.add_typer(config_app, name="config")

@@ -1,0 +1,215 @@
+"""How far a metric's verdicts agree with people's: Cohen's κ, its interval, every miss.
+
+Why κ and not accuracy: a judge that passes everything agrees with 90 % of labels when
+90 % of answers are fine, and has learned nothing. κ discounts the agreement the two base
+rates give by chance, so both base rates are printed beside it. Why a bootstrap interval:
+with 40 labels a κ of 0.7 can be anything from 0.4 to 0.9, and a CI gate should know.
+
+Labels are one JSON object per line: ``{"id": "<session>/<turn>", "label": "pass"}`` (or
+``"session_id"`` and ``"turn_id"`` fields; an id without a turn is the session as a whole:
+it fails when the metric failed any of its turns). The verdicts are a JSON report of
+``aem audit --out``, so this works for any metric, the embedded default judge and a
+configured one alike (``judge.step`` and the checks are metrics there).
+
+A label whose item the run did not score (no result, or ``unverified`` / ``skip`` /
+``error``) is not in κ and not dropped either: it is counted by outcome and listed.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from aem.model import AuditReport, Outcome
+
+Verdict = Literal["pass", "fail"]
+_BOOTSTRAP_SEED = 20261204
+
+
+class HumanLabel(BaseModel):
+    """One person's verdict on one item (a session's turn, or a whole session)."""
+
+    session_id: str
+    turn_id: str | None = None
+    label: Verdict
+    line: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.session_id}/{self.turn_id}" if self.turn_id else self.session_id
+
+
+class Miss(BaseModel):
+    """An item on which the metric and the person disagree, with where to look."""
+
+    id: str
+    session_id: str
+    turn_id: str | None
+    human: Verdict
+    metric: Verdict
+    explanation: str = ""
+
+
+class Agreement(BaseModel):
+    """The agreement of one metric with people, and everything that did not enter it."""
+
+    metric: str
+    scored: int
+    kappa: float | None
+    kappa_low: float | None = None
+    kappa_high: float | None = None
+    kappa_undefined: str | None = None
+    observed_agreement: float | None = None
+    human_fail_rate: float | None = None
+    metric_fail_rate: float | None = None
+    # confusion[human][metric]
+    confusion: dict[str, dict[str, int]] = Field(default_factory=dict)
+    false_passes: list[Miss] = Field(default_factory=list)
+    false_fails: list[Miss] = Field(default_factory=list)
+    unscored: dict[str, int] = Field(default_factory=dict)
+    unscored_ids: list[str] = Field(default_factory=list)
+
+
+def read_labels(path: Path) -> list[HumanLabel]:
+    """Human labels, one JSON object per line; a bad line is an error naming it."""
+    labels: list[HumanLabel] = []
+    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            item = json.loads(raw)
+            labels.append(_label(item, number))
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ValueError(f"{path}:{number}: not a label ({exc})") from exc
+    if not labels:
+        raise ValueError(f"{path}: no labels")
+    return labels
+
+
+def _label(item: object, number: int) -> HumanLabel:
+    if not isinstance(item, dict):
+        raise TypeError("expected an object")
+    label = item.get("label")
+    if label not in ("pass", "fail"):
+        raise ValueError(f"label must be 'pass' or 'fail', got {label!r}")
+    if "session_id" in item:
+        session, turn = str(item["session_id"]), item.get("turn_id")
+    else:
+        session, _, turn = str(item["id"]).partition("/")
+    return HumanLabel(session_id=session, turn_id=str(turn) if turn else None, label=label,
+                      line=number)  # fmt: skip
+
+
+def _outcomes(report: AuditReport, metric: str) -> dict[str, tuple[Outcome, str]]:
+    """Per item id, the metric's outcome and explanation: turns, and sessions as wholes."""
+    found: dict[str, tuple[Outcome, str]] = {}
+    for session in report.sessions:
+        results = [m for turn in session.turns for m in turn.metrics if m.name == metric]
+        for result in results:
+            found[f"{session.session_id}/{result.turn_id}"] = (result.outcome, result.explanation)
+        if results:
+            found[session.session_id] = _session_outcome(results)
+    return found
+
+
+def _session_outcome(results: Sequence[object]) -> tuple[Outcome, str]:
+    fails = [r for r in results if getattr(r, "outcome", None) is Outcome.FAIL]
+    if fails:
+        return Outcome.FAIL, getattr(fails[0], "explanation", "")
+    if any(getattr(r, "outcome", None) is Outcome.PASS for r in results):
+        return Outcome.PASS, ""
+    return getattr(results[0], "outcome", Outcome.SKIP), getattr(results[0], "explanation", "")
+
+
+def kappa(pairs: Sequence[tuple[Verdict, Verdict]]) -> float | None:
+    """Cohen's κ of (human, metric) pairs; None when chance agreement is total.
+
+    >>> kappa([("pass", "pass"), ("fail", "fail"), ("pass", "fail"), ("fail", "fail")])
+    0.5
+    """
+    n = len(pairs)
+    if n == 0:
+        return None
+    observed = sum(1 for h, m in pairs if h == m) / n
+    human_fail = sum(1 for h, _ in pairs if h == "fail") / n
+    metric_fail = sum(1 for _, m in pairs if m == "fail") / n
+    chance = human_fail * metric_fail + (1 - human_fail) * (1 - metric_fail)
+    if chance >= 1.0:
+        return None
+    return round((observed - chance) / (1 - chance), 6)
+
+
+def _interval(
+    pairs: Sequence[tuple[Verdict, Verdict]], rounds: int
+) -> tuple[float | None, float | None]:
+    """The 95 % percentile bootstrap interval of κ (seeded: the same input, the same interval)."""
+    rng = random.Random(_BOOTSTRAP_SEED)
+    values = []
+    for _ in range(rounds):
+        sample = [pairs[rng.randrange(len(pairs))] for _ in pairs]
+        value = kappa(sample)
+        if value is not None:
+            values.append(value)
+    if len(values) < rounds // 2:
+        return None, None  # most resamples had no variation: no honest interval
+    values.sort()
+    return values[int(0.025 * len(values))], values[int(0.975 * len(values)) - 1]
+
+
+def agreement(
+    labels: Iterable[HumanLabel], report: AuditReport, metric: str, *, rounds: int = 2000
+) -> Agreement:
+    """The metric's agreement with ``labels`` on the items the run scored."""
+    outcomes = _outcomes(report, metric)
+    pairs: list[tuple[Verdict, Verdict]] = []
+    misses: dict[str, list[Miss]] = {"pass": [], "fail": []}
+    unscored: Counter[str] = Counter()
+    unscored_ids: list[str] = []
+    for label in labels:
+        outcome, explanation = outcomes.get(label.key, (None, ""))
+        if outcome not in (Outcome.PASS, Outcome.FAIL):
+            unscored[outcome.value if outcome else "not in the run"] += 1
+            unscored_ids.append(label.key)
+            continue
+        said: Verdict = "pass" if outcome is Outcome.PASS else "fail"
+        pairs.append((label.label, said))
+        if said != label.label:
+            misses[said].append(Miss(id=label.key, session_id=label.session_id,
+                                     turn_id=label.turn_id, human=label.label, metric=said,
+                                     explanation=explanation))  # fmt: skip
+    result = _summary(metric, pairs, rounds)
+    result.false_passes, result.false_fails = misses["pass"], misses["fail"]
+    result.unscored, result.unscored_ids = dict(unscored), unscored_ids
+    return result
+
+
+def _summary(metric: str, pairs: Sequence[tuple[Verdict, Verdict]], rounds: int) -> Agreement:
+    n = len(pairs)
+    confusion = {h: {m: 0 for m in ("pass", "fail")} for h in ("pass", "fail")}
+    for human, said in pairs:
+        confusion[human][said] += 1
+    value = kappa(pairs)
+    low, high = _interval(pairs, rounds) if value is not None else (None, None)
+    undefined = None
+    if n == 0:
+        undefined = "no labelled item was scored pass or fail by the run"
+    elif value is None:
+        undefined = "people and the metric each gave one verdict to every item: chance explains all"
+    return Agreement(
+        metric=metric,
+        scored=n,
+        kappa=value,
+        kappa_low=low,
+        kappa_high=high,
+        kappa_undefined=undefined,
+        observed_agreement=sum(1 for h, m in pairs if h == m) / n if n else None,
+        human_fail_rate=sum(1 for h, _ in pairs if h == "fail") / n if n else None,
+        metric_fail_rate=sum(1 for _, m in pairs if m == "fail") / n if n else None,
+        confusion=confusion,
+    )

@@ -1,0 +1,97 @@
+"""``aem agreement``: a metric's (or judge's) verdicts against people's labels.
+
+Why a command of its own: ``aem calibrate`` tunes text thresholds from labelled pairs;
+this answers the question a team asks before it lets a judge gate CI — does it agree with
+us, beyond chance, and where exactly does it not?
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from aem.agreement import Agreement, Miss, agreement, read_labels
+from aem.cli.errors import EXIT_OK, EXIT_ROOT_CAUSES, fail
+from aem.diff import load_report
+from aem.report.terminal import output_console
+
+
+def _rate(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0%}"
+
+
+def render_agreement(result: Agreement, console: Console) -> None:
+    """κ with its interval and base rates, the confusion matrix, every miss, the unscored."""
+    if result.kappa is None:
+        console.print(f"{result.metric}: κ undefined — {result.kappa_undefined}")
+    else:
+        interval = (
+            f" (95% CI {result.kappa_low:.2f}–{result.kappa_high:.2f})"
+            if result.kappa_low is not None and result.kappa_high is not None
+            else ""
+        )
+        console.print(f"{result.metric}: Cohen's κ {result.kappa:.2f}{interval} on {result.scored}")
+    console.print(
+        f"agreement {_rate(result.observed_agreement)}; fail rate: people "
+        f"{_rate(result.human_fail_rate)}, metric {_rate(result.metric_fail_rate)}"
+    )
+    table = Table(title="people (rows) × metric (columns)")
+    table.add_column("")
+    table.add_column("metric pass", justify="right")
+    table.add_column("metric fail", justify="right")
+    for human in ("pass", "fail"):
+        row = result.confusion.get(human, {})
+        table.add_row(f"people {human}", str(row.get("pass", 0)), str(row.get("fail", 0)))
+    console.print(table)
+    _misses(console, "false passes (people: fail)", result.false_passes)
+    _misses(console, "false fails (people: pass)", result.false_fails)
+    if result.unscored:
+        counts = ", ".join(f"{n} {why}" for why, n in sorted(result.unscored.items()))
+        console.print(f"not in κ (the run gave no pass or fail): {counts}")
+        console.print("  " + ", ".join(result.unscored_ids), markup=False)
+
+
+def _misses(console: Console, title: str, misses: list[Miss]) -> None:
+    if not misses:
+        return
+    console.print(f"{title}: {len(misses)}")
+    for miss in misses:
+        where = f"session {miss.session_id}" + (f", turn {miss.turn_id}" if miss.turn_id else "")
+        console.print(f"  {miss.id} ({where}): {miss.explanation}", markup=False)
+
+
+def agreement_command(
+    labels: Annotated[Path, typer.Argument(help='human labels: JSONL {"id": …, "label": …}')],
+    report: Annotated[Path, typer.Argument(help="JSON report of the run (aem audit --out)")],
+    metric: Annotated[str, typer.Option(help="the metric or judge to measure")],
+    min_kappa: Annotated[
+        float | None,
+        typer.Option(help="exit 1 when κ is below this (or undefined): a CI gate"),
+    ] = None,
+    json_: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
+) -> None:
+    """Cohen's κ between people's pass/fail labels and a metric's verdicts, with a bootstrap
+    interval, base rates, the confusion matrix and every false pass and false fail.
+
+    Exit code 1 when --min-kappa is given and κ is below it (or undefined), else 0.
+    """
+    try:
+        labelled = read_labels(labels)
+        run = load_report(report)
+    except (OSError, ValueError) as exc:
+        fail(exc)
+    known = {m.name for s in run.sessions for t in s.turns for m in t.metrics}
+    if metric not in known:
+        fail(f"the report has no result of metric {metric!r}; it has: {', '.join(sorted(known))}")
+    result = agreement(labelled, run, metric)
+    if json_:
+        sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+    else:
+        render_agreement(result, output_console())
+    below = min_kappa is not None and (result.kappa is None or result.kappa < min_kappa)
+    raise typer.Exit(EXIT_ROOT_CAUSES if below else EXIT_OK)

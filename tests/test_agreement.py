@@ -1,0 +1,210 @@
+"""``aem agreement``: κ, its interval and base rates, the confusion matrix, every miss
+linked to its session and turn, the unscored counted apart, and a κ floor for CI.
+
+Reports are built as ``aem audit --out`` writes them (the public report model); one test
+audits real recorded traces first, so the whole path a user takes is covered.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+import pytest
+from typer.testing import CliRunner
+
+from aem.agreement import HumanLabel, agreement, kappa, read_labels
+from aem.cli import app
+from aem.model import (
+    AuditReport,
+    Label,
+    MetricResult,
+    Outcome,
+    SessionReport,
+    TurnKind,
+    TurnVerdict,
+)
+from tests.conftest import run_audit
+
+METRIC = "judge.step"
+
+
+def _report(outcomes: dict[str, list[Outcome]]) -> AuditReport:
+    sessions = []
+    for session_id, per_turn in outcomes.items():
+        turns = [
+            TurnVerdict(
+                turn_id=f"t{i}",
+                span_ids=[f"s{i}"],
+                kind=TurnKind.ANSWER,
+                name="answer",
+                label=Label.OK,
+                metrics=[
+                    MetricResult(
+                        name=METRIC,
+                        turn_id=f"t{i}",
+                        outcome=o,
+                        explanation=f"{o.value} on {session_id}/t{i}",
+                    )
+                ],
+            )
+            for i, o in enumerate(per_turn, start=1)
+        ]
+        sessions.append(SessionReport(session_id=session_id, turns=turns))
+    return AuditReport(sessions=sessions)
+
+
+def _labels(path: Path, rows: list[dict[str, str]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+P, F, U = Outcome.PASS, Outcome.FAIL, Outcome.UNVERIFIED
+
+
+def test_kappa_matches_the_textbook_example() -> None:
+    # 20 agree pass, 15 agree fail, 5 + 10 disagree: po = .70, pe = .50 -> κ = .40
+    pairs = (
+        [("pass", "pass")] * 20
+        + [("fail", "fail")] * 15
+        + [("pass", "fail")] * 5
+        + [("fail", "pass")] * 10
+    )
+    assert kappa(pairs) == pytest.approx(0.4)
+
+
+def test_misses_name_session_and_turn_and_unscored_items_are_counted_not_dropped(
+    tmp_path: Path,
+) -> None:
+    report = _report({"a": [P, F, U], "b": [P, P]})
+    labels = read_labels(
+        _labels(
+            tmp_path / "l.jsonl",
+            [
+                {"id": "a/t1", "label": "fail"},  # metric passed: a false pass
+                {"id": "a/t2", "label": "fail"},
+                {"id": "a/t3", "label": "pass"},  # unverified: not in κ
+                {"session_id": "b", "turn_id": "t1", "label": "pass"},
+                {"id": "b/t2", "label": "fail"},  # a second false pass
+                {"id": "zz/t1", "label": "pass"},  # not in the run
+                {"id": "a", "label": "fail"},  # the session: it failed a turn
+            ],
+        )
+    )
+    result = agreement(labels, report, METRIC, rounds=200)
+    assert result.scored == 5
+    assert [m.id for m in result.false_passes] == ["a/t1", "b/t2"]
+    assert result.false_passes[0].session_id == "a" and result.false_passes[0].turn_id == "t1"
+    assert result.false_fails == []
+    assert result.confusion == {"pass": {"pass": 1, "fail": 0}, "fail": {"pass": 2, "fail": 2}}
+    assert result.unscored == {"unverified": 1, "not in the run": 1}
+    assert result.unscored_ids == ["a/t3", "zz/t1"]
+    assert result.human_fail_rate == pytest.approx(0.8)
+    assert result.metric_fail_rate == pytest.approx(0.4)
+
+
+def test_the_interval_brackets_kappa_and_narrows_with_more_labels() -> None:
+    def run(copies: int) -> tuple[float, float, float]:
+        outcomes = [P, P, P, F, F, P] * copies
+        human: list[Literal["pass", "fail"]] = ["pass", "pass", "fail", "fail", "fail", "pass"]
+        human = human * copies
+        report = _report({"s": outcomes})
+        labels = [read_labels_row(f"s/t{i}", h, i) for i, h in enumerate(human, start=1)]
+        r = agreement(labels, report, METRIC, rounds=500)
+        assert r.kappa is not None and r.kappa_low is not None and r.kappa_high is not None
+        return r.kappa_low, r.kappa, r.kappa_high
+
+    low, k, high = run(5)
+    assert low <= k <= high
+    wide = high - low
+    low, k, high = run(40)
+    assert low <= k <= high and high - low < wide
+
+
+def read_labels_row(item: str, label: Literal["pass", "fail"], line: int) -> HumanLabel:
+    session, _, turn = item.partition("/")
+    return HumanLabel(session_id=session, turn_id=turn, label=label, line=line)
+
+
+def test_kappa_is_undefined_when_chance_explains_everything(tmp_path: Path) -> None:
+    report = _report({"s": [P, P, P]})
+    labels = read_labels(
+        _labels(tmp_path / "l.jsonl", [{"id": f"s/t{i}", "label": "pass"} for i in (1, 2, 3)])
+    )
+    result = agreement(labels, report, METRIC)
+    assert result.kappa is None and "chance" in (result.kappa_undefined or "")
+
+
+def test_a_bad_label_line_is_an_error_naming_the_line(tmp_path: Path) -> None:
+    path = _labels(tmp_path / "l.jsonl", [{"id": "s/t1", "label": "pass"}])
+    path.write_text(path.read_text() + '{"id": "s/t2", "label": "maybe"}\n')
+    with pytest.raises(ValueError, match=r"l\.jsonl:2"):
+        read_labels(path)
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, ["agreement", *args], env={"COLUMNS": "200"})
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    report = tmp_path / "run.json"
+    report.write_text(_report({"a": [P, F, P, F], "b": [P, F]}).model_dump_json())
+    labels = _labels(
+        tmp_path / "l.jsonl",
+        [
+            {"id": "a/t1", "label": "pass"},
+            {"id": "a/t2", "label": "fail"},
+            {"id": "a/t3", "label": "fail"},
+            {"id": "a/t4", "label": "fail"},
+            {"id": "b/t1", "label": "pass"},
+            {"id": "b/t2", "label": "pass"},
+        ],
+    )
+    return labels, report
+
+
+def test_cli_prints_kappa_and_every_miss_and_gates_on_the_floor(files: tuple[Path, Path]) -> None:
+    labels, report = files
+    code, out, _ = _cli(str(labels), str(report), "--metric", METRIC)
+    assert code == 0
+    assert "κ" in out and "a/t3" in out and "b/t2" in out and "95% CI" in out
+    code, _, _ = _cli(str(labels), str(report), "--metric", METRIC, "--min-kappa", "0.9")
+    assert code == 1
+    code, out, _ = _cli(str(labels), str(report), "--metric", METRIC, "--json")
+    data = json.loads(out)
+    assert [m["id"] for m in data["false_passes"]] == ["a/t3"]
+    assert [m["id"] for m in data["false_fails"]] == ["b/t2"]
+
+
+def test_cli_unknown_metric_is_a_usage_error_listing_the_known(files: tuple[Path, Path]) -> None:
+    labels, report = files
+    code, _, err = _cli(str(labels), str(report), "--metric", "nope")
+    assert code == 2 and METRIC in err
+
+
+def test_on_a_real_audit_report_of_the_bundled_samples(tmp_path: Path) -> None:
+    """The path a user takes: audit, then label two turns the metric judged."""
+    out = tmp_path / "run.json"
+    run_audit("sample_traces/", "--out", str(out))
+    report = AuditReport.model_validate_json(out.read_text())
+    judged = [
+        (s.session_id, m.turn_id, m.outcome)
+        for s in report.sessions
+        for t in s.turns
+        for m in t.metrics
+        if m.name == "tool_execution" and m.outcome in (P, F)
+    ]
+    assert {o for *_, o in judged} == {P, F}, "the samples must hold both verdicts"
+    rows = [{"id": f"{s}/{t}", "label": o.value} for s, t, o in judged]
+    rows[0]["label"] = "fail" if rows[0]["label"] == "pass" else "pass"  # one disagreement
+    labels = _labels(tmp_path / "l.jsonl", rows)
+    code, text, _ = _cli(str(labels), str(out), "--metric", "tool_execution", "--json")
+    data = json.loads(text)
+    assert code == 0 and data["scored"] == len(rows)
+    assert len(data["false_passes"]) + len(data["false_fails"]) == 1
+    assert data["kappa"] is not None and data["kappa"] < 1
