@@ -102,6 +102,8 @@ class Evaluator:
             trace_ids=session.trace_ids,
             case_found=case is not None,
             cut=session.cut,
+            boundaries=session.boundaries,
+            conversation_turns=session.conversation_turns,
             turns=verdicts,
             edges=turn_edges(graph, session.turns),
             root_causes=[

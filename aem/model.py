@@ -329,6 +329,10 @@ class SessionReport(_Shipped):
     # Turns labelled ``suspect`` (``metrics``: the ones that left them unverified): shown
     # and ranked apart from root causes, never one.
     suspects: list[RootCause] = Field(default_factory=list)
+    # How the conversation's turns (user message to answer) were bounded: ``conventions``
+    # (every one a ``handle_conversation_turn`` span) or ``inferred``, and how many.
+    boundaries: Literal["conventions", "inferred"] = "inferred"
+    conversation_turns: int = 0
 
 
 class RankedRootCause(_Shipped):
@@ -460,6 +464,10 @@ class Session:
     issues: list[InputIssue] = field(default_factory=list)
     cut: bool = False
     graph: nx.DiGraph | None = None
+    # How the conversation's turns (user message to answer) were bounded: stated by
+    # ``handle_conversation_turn`` spans, or inferred (collectors.sessions.rounds).
+    boundaries: Literal["conventions", "inferred"] = "inferred"
+    conversation_turns: int = 0
 
     @property
     def trace_ids(self) -> list[str]:

@@ -87,9 +87,21 @@ class AgentRun:
     span: SpanRecord
     name: str
     output_text: str | None = None
+    # An in-process invocation inside another one (``gen_ai.invocation.is_nested``, or
+    # an internal invocation): it never starts a turn of the conversation.
+    nested: bool = False
 
 
-Operation = ModelCall | ToolRun | RetrievalRun | AgentRun
+@dataclass(slots=True)
+class ConversationTurnRun:
+    """A framework runner's turn of the conversation (the GenAI conventions'
+    ``handle_conversation_turn``): it bounds one exchange, user message to answer. Not an
+    agent: the invocations under it keep their own contexts."""
+
+    span: SpanRecord
+
+
+Operation = ModelCall | ToolRun | RetrievalRun | AgentRun | ConversationTurnRun
 
 
 def parse_jsonish(value: Any) -> Any:

@@ -15,6 +15,7 @@ from typing import Any
 from aem.model import SpanRecord
 from collectors.dialects.base import (
     AgentRun,
+    ConversationTurnRun,
     ModelCall,
     Operation,
     RetrievalRun,
@@ -27,7 +28,12 @@ from collectors.dialects.base import (
 from collectors.dialects.protocol import BaseDialect, SessionKey
 
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
-AGENT_OPERATIONS = frozenset({"invoke_agent"})
+# An agent invocation; the conventions now name an internal (in-process) one
+# ``gen_ai.invocation.internal``, which was ``invoke_agent`` before and still may be.
+INTERNAL_INVOCATION = "gen_ai.invocation.internal"
+AGENT_OPERATIONS = frozenset({"invoke_agent", INTERNAL_INVOCATION})
+# One turn of the conversation as a framework runner reports it.
+CONVERSATION_TURN = "handle_conversation_turn"
 
 
 def messages(value: Any) -> list[dict[str, Any]]:
@@ -149,13 +155,15 @@ def _retrieval(span: SpanRecord) -> RetrievalRun:
     )
 
 
-def _agent_run(span: SpanRecord) -> AgentRun:
+def _agent_run(span: SpanRecord, operation: str) -> AgentRun:
     attributes = span.attributes
     text, _ = output_of(attributes.get("gen_ai.output.messages"))
+    nested = attributes.get("gen_ai.invocation.is_nested") in (True, "true")
     return AgentRun(
         span=span,
         name=str(attributes.get("gen_ai.agent.name") or span.name.removeprefix("invoke_agent ")),
         output_text=text,
+        nested=nested or operation == INTERNAL_INVOCATION,
     )
 
 
@@ -168,7 +176,9 @@ def observe(span: SpanRecord, operation: str) -> Operation | None:
     if operation == "retrieval":
         return _retrieval(span)
     if operation in AGENT_OPERATIONS:
-        return _agent_run(span)
+        return _agent_run(span, operation)
+    if operation == CONVERSATION_TURN:
+        return ConversationTurnRun(span)
     return None
 
 

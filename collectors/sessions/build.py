@@ -21,6 +21,7 @@ from collectors.sessions.contexts import contexts, mark_returns
 from collectors.sessions.history import history
 from collectors.sessions.pairing import FedBackResults, pair_tool_runs
 from collectors.sessions.repair import repair_span_tree
+from collectors.sessions.rounds import conversation_turns
 from collectors.sessions.turns import TurnCutter
 
 # Turns kept for one session; the rest are dropped and the session marked cut.
@@ -66,6 +67,7 @@ def build_session(
         del turns[max_turns:]
         cut = True
     mark_returns(turns, span_contexts)
+    boundaries, exchanges = conversation_turns(by_id, operations)
     return Session(
         session_id=closed.session_id,
         session_key=closed.session_key,
@@ -76,6 +78,8 @@ def build_session(
         user_inputs=_user_inputs(model_calls),
         issues=issues,
         cut=cut,
+        boundaries=boundaries,
+        conversation_turns=exchanges,
     )
 
 
