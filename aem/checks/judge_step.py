@@ -73,6 +73,7 @@ def render_step(context: MetricContext, turn: Turn) -> str:
 class JudgeStep(BaseMetric[JudgeStepSettings]):
     name = NAME
     precedence = 150
+    evaluator_type = "judge"
     Settings = JudgeStepSettings
 
     def __init__(self, settings: JudgeStepSettings | None = None, judge: Judge | None = None):

@@ -88,6 +88,9 @@ class LlmCheck(BaseCheck[LlmCheckSettings]):
     Settings = LlmCheckSettings
     threshold_unit = "/10"
     judged = True
+    # Scored 0-10; by the embedded default unless its settings name a judge (aem.provenance).
+    evaluator_type = "embedding"
+    score_range = (0.0, 10.0)
 
     @classmethod
     def judge_request(cls, case: Case, answer: str) -> JudgeRequest:

@@ -13,7 +13,7 @@ report's issues, makes ``--strict`` exit 2, and is not recorded as evaluated in 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -54,6 +54,7 @@ from aem.evaluate import build_report
 from aem.gates import apply_gates, gate_exit_code, parse_gates
 from aem.metrics.registry import ResolvedMetrics
 from aem.model import AuditReport, ClosedSession
+from aem.provenance import provenance_by_metric
 from aem.ranking import load_taxonomy
 from aem.report.gate_view import render_gates
 from aem.report.session_view import SHOWN_SESSIONS
@@ -185,7 +186,7 @@ def audit(
         **pull.audit_options(),
     )
     add_scorecard_issues(report, scorer)
-    _deliver(report, sinks, pull)
+    _deliver(report, sinks, pull, provenance_by_metric(resolved.metrics, resolved.config.judges))
     apply_gates(report, gates, case_map)
     _write_files(report, out, html)
     _show(report, scorer, json_=json_, tables=not summary, every_session=all_)
@@ -262,15 +263,21 @@ def _inputs(paths: list[str], urls: list[str], engine: Engine) -> list[str]:
     return paths
 
 
-def _deliver(report: AuditReport, sinks: list[Sink], pull: Pull) -> None:
-    """The verdicts through every ``--sink`` (a sink that refuses fails the command), then
-    the ``--since last`` ledger: it moves only once every sink took the verdicts."""
+def _deliver(
+    report: AuditReport,
+    sinks: list[Sink],
+    pull: Pull,
+    provenance: Mapping[str, Mapping[str, Any]],
+) -> None:
+    """The verdicts through every ``--sink`` (a sink that refuses fails the command), each
+    with its evaluator's ``provenance``, then the ``--since last`` ledger: it moves only
+    once every sink took the verdicts."""
     _leave_unevaluated_out(pull, report)
     if not sinks:
         pull.record(report)
         return
     try:
-        delivered = deliver_reports(report.sessions, sinks)
+        delivered = deliver_reports(report.sessions, sinks, provenance=provenance)
     except DeliveryError as exc:
         fail(exc)
     finally:

@@ -79,6 +79,10 @@ class BaseMetric(Generic[S]):
     precedence: ClassVar[int] = DEFAULT_PRECEDENCE
     Settings: ClassVar[type[BaseModel]] = NoSettings
     case_fields: ClassVar[CaseFields] = ()
+    # Provenance of its verdicts (aem.provenance): what kind of evaluator decides, and the
+    # range its scores take. A metric whose settings name a judge reports "judge".
+    evaluator_type: ClassVar[Literal["rule", "embedding", "judge"]] = "rule"
+    score_range: ClassVar[tuple[float, float]] = (0.0, 1.0)
 
     def __init__(self, settings: S | None = None) -> None:
         self.settings: S = settings if settings is not None else cast(S, self.Settings())

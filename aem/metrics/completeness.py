@@ -71,6 +71,7 @@ class CompletenessSettings(MetricSettings):
 
 class Completeness(BaseMetric[CompletenessSettings]):
     name = NAME
+    evaluator_type = "embedding"
     precedence = 50
     Settings = CompletenessSettings
 

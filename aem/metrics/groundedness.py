@@ -102,6 +102,7 @@ def _count(grounding: Grounding) -> str:
 
 class Groundedness(BaseMetric[GroundednessSettings]):
     name = NAME
+    evaluator_type = "embedding"
     precedence = 45
     Settings = GroundednessSettings
     case_fields = (REQUIRES_CONTEXT,)

@@ -206,6 +206,7 @@ class RefusalSettings(MetricSettings):
 
 class Refusal(BaseMetric[RefusalSettings]):
     name = NAME
+    evaluator_type = "embedding"
     precedence = 46
     Settings = RefusalSettings
 

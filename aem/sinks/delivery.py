@@ -48,14 +48,23 @@ def audit_sinks(names: Sequence[str], tables: Mapping[str, Any]) -> list[Sink]:
 
 
 def deliver_reports(
-    reports: Iterable[SessionReport], sinks: Sequence[Sink], *, completed_at: float | None = None
+    reports: Iterable[SessionReport],
+    sinks: Sequence[Sink],
+    *,
+    completed_at: float | None = None,
+    provenance: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, int]:
     """Every verdict item of ``reports`` through every sink; items delivered per sink.
+    ``provenance`` names each metric's evaluator on its items (:mod:`aem.provenance`).
 
     Raises :class:`DeliveryError` naming the sink when one still refuses after the retries.
     """
     when = time.time() if completed_at is None else completed_at
-    items = [item for report in reports for item in verdict_items(report, completed_at=when)]
+    items = [
+        item
+        for report in reports
+        for item in verdict_items(report, completed_at=when, provenance=provenance)
+    ]
     delivered: dict[str, int] = {}
     for sink in sinks:
         for start in range(0, len(items), CHUNK_ITEMS):

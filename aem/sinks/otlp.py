@@ -15,7 +15,9 @@ What goes out (the GenAI semantic conventions' evaluation event, plus AEM's own 
 * per turn, an ``evaluate {turn}`` span in a trace of its own, linked to the span it judges
   (``aem.link = evaluated_span``), with ``aem.label``, ``aem.inherited_from``,
   ``aem.root_cause.span_id`` and ``aem.failed_metrics`` (a ``suspect`` turn, which failed
-  nothing, also ``aem.unverified_metrics``). Not in the agent's trace: a span
+  nothing, also ``aem.unverified_metrics``), status UNSET whatever the label (a verdict
+  is data, not a failed evaluation), and the evaluator's provenance
+  (:mod:`aem.provenance`, ``docs/provenance.md``). Not in the agent's trace: a span
   added there after the fact would stretch the trace's duration and change its tree in
   every backend. Its trace and span ids are derived from the idempotency key, so a re-sent
   span has the same ids and a backend can de-duplicate it.
@@ -135,6 +137,18 @@ class OtlpSettings(SinkSettings):
         description="one export attempt's whole deadline (http/protobuf: connect to last "
         "byte read; grpc: the call's deadline)",
     )
+    service_name: str = Field(
+        "aem",
+        min_length=1,
+        description="service.name of the evaluation spans and events: their own service, so "
+        "a backend can route them to a project of their own, apart from the agent's",
+    )
+    resource: dict[str, str] = Field(
+        default_factory=dict,
+        description="more resource attributes of the evaluation spans and events, e.g. "
+        '{"openinference.project.name" = "aem-evals"} to give them a Phoenix project of '
+        "their own",
+    )
     signals: Literal["spans", "logs", "both"] = Field(
         "both",
         description="what to send: evaluation spans, gen_ai.evaluation.result log events, or "
@@ -157,6 +171,8 @@ class OtlpSink:
             headers=settings.headers,
             timeout=settings.timeout_seconds,
             signals=settings.signals,
+            service_name=settings.service_name,
+            resource=settings.resource,
         )
 
     def __init__(
@@ -167,13 +183,14 @@ class OtlpSink:
         headers: Mapping[str, str] | None = None,
         timeout: float = EXPORT_TIMEOUT_SECONDS,
         service_name: str = "aem",
+        resource: Mapping[str, str] | None = None,
         name: str = "otlp",
         signals: Literal["spans", "logs", "both"] = "both",
     ) -> None:
         self.name = name
         # A signal not sent counts as delivered: the outbox must not hold it forever.
         self._send_spans, self._send_logs = signals != "logs", signals != "spans"
-        self._resource = Resource.create({"service.name": service_name})
+        self._resource = Resource.create({**dict(resource or {}), "service.name": service_name})
         headers = dict(headers or {})
         if protocol == "grpc":
             from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
@@ -205,7 +222,6 @@ class OtlpSink:
             is_remote=False,
             trace_flags=TraceFlags(TraceFlags.SAMPLED),
         )
-        failed = bool(p.get("failed_metrics"))
         return ReadableSpan(
             name=f"evaluate {p.get('turn_name') or p['turn_id']}",
             context=own,
@@ -214,7 +230,10 @@ class OtlpSink:
             attributes=span_attributes(p, item.key),
             links=[Link(evaluated, {"aem.link": "evaluated_span"})],
             kind=SpanKind.INTERNAL,
-            status=Status(StatusCode.ERROR if failed else StatusCode.OK),
+            # A verdict is data, not a failure of the evaluation: a root-cause turn's span
+            # left ERROR would turn the agent project's error chart red for a run that did
+            # not error. The label is in aem.label and the gen_ai.evaluation.result events.
+            status=Status(StatusCode.UNSET),
             start_time=int(p.get("completed_at", now_ns / 1e9) * 1e9),
             end_time=now_ns,
             instrumentation_scope=SCOPE,

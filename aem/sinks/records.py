@@ -13,10 +13,18 @@ label with no hint of where to look (:func:`label_explanation` says it in words)
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from aem.model import Label, Outcome, SessionReport, TurnVerdict
+from aem.provenance import (
+    EVALUATOR_ID,
+    EVALUATOR_TYPE,
+    EVALUATOR_VERSION,
+    aem_version,
+    run_attributes,
+)
 
 ItemKind = Literal["metric", "turn"]
 
@@ -42,8 +50,18 @@ def item_key(session_id: str, turn_id: str, metric: str) -> str:
     return KEY_SEPARATOR.join((session_id, turn_id, metric))
 
 
-def verdict_items(report: SessionReport, *, completed_at: float) -> list[OutboxItem]:
+def verdict_items(
+    report: SessionReport,
+    *,
+    completed_at: float,
+    provenance: Mapping[str, Mapping[str, Any]] | None = None,
+    run_id: str | None = None,
+) -> list[OutboxItem]:
     """Every metric result and every turn label of a report, keyed for exactly-once delivery.
+
+    ``provenance`` (:func:`aem.provenance.provenance_by_metric`) gives each metric's items
+    the evaluator that produced them; every item names the case (a session with a case is
+    that case) and ``run_id`` when there is one. A turn's label is AEM's own rule.
 
     ``completed_at`` (wall clock) is when the session was found complete; sinks may pass it
     on so the delay from completion to delivery can be measured. ``span_turns`` counts the
@@ -60,6 +78,10 @@ def verdict_items(report: SessionReport, *, completed_at: float) -> list[OutboxI
         "cut": report.cut,
         "completed_at": completed_at,
     }
+    belongs = run_attributes(report.session_id if report.case_found else None, run_id)
+    label_by = {EVALUATOR_ID: "aem/label", EVALUATOR_VERSION: aem_version(),
+                EVALUATOR_TYPE: "rule", **belongs}  # fmt: skip
+    sources = {name: {**attrs, **belongs} for name, attrs in (provenance or {}).items()}
     items: list[OutboxItem] = []
     for turn in report.turns:
         span_id = first_span[turn.turn_id]
@@ -74,27 +96,35 @@ def verdict_items(report: SessionReport, *, completed_at: float) -> list[OutboxI
             "span_id": span_id,
             "span_turns": turns_on_span[span_id],
         }
-        items += _metric_items(report.session_id, turn, where)
+        items += _metric_items(report.session_id, turn, where, sources, belongs)
         root_spans = [first_span.get(t, "") for t in turn.inherited_from]
         if str(turn.label) == "root_cause":
             root_spans = [span_id]
-        items.append(
-            OutboxItem(
-                key=item_key(report.session_id, turn.turn_id, TURN_KEY_SUFFIX),
-                kind="turn",
-                payload={
-                    **where,
-                    "label": str(turn.label),
-                    "inherited_from": list(turn.inherited_from),
-                    "root_cause_span_ids": [s for s in root_spans if s],
-                    "failed_metrics": turn.failed_metrics,
-                    "unverified_metrics": [
-                        m.name for m in turn.metrics if m.outcome is Outcome.UNVERIFIED
-                    ],
-                },
-            )
-        )
+        items.append(_turn_item(report.session_id, turn, where, root_spans, label_by))
     return items
+
+
+def _turn_item(
+    session_id: str,
+    turn: TurnVerdict,
+    where: dict[str, Any],
+    root_spans: list[str],
+    label_by: dict[str, Any],
+) -> OutboxItem:
+    """The turn's label item: what it inherits and from where, what failed or is in doubt."""
+    return OutboxItem(
+        key=item_key(session_id, turn.turn_id, TURN_KEY_SUFFIX),
+        kind="turn",
+        payload={
+            **where,
+            "label": str(turn.label),
+            "inherited_from": list(turn.inherited_from),
+            "root_cause_span_ids": [s for s in root_spans if s],
+            "failed_metrics": turn.failed_metrics,
+            "unverified_metrics": [m.name for m in turn.metrics if m.outcome is Outcome.UNVERIFIED],
+            "attributes": label_by,
+        },
+    )
 
 
 def label_explanation(payload: dict[str, Any]) -> str:
@@ -111,8 +141,15 @@ def label_explanation(payload: dict[str, Any]) -> str:
     return f"failed: {failed}" if failed else "no metric failed"
 
 
-def _metric_items(session_id: str, turn: TurnVerdict, where: dict[str, Any]) -> list[OutboxItem]:
-    """One item per metric result of ``turn``; ``where`` locates the turn."""
+def _metric_items(
+    session_id: str,
+    turn: TurnVerdict,
+    where: dict[str, Any],
+    sources: Mapping[str, Mapping[str, Any]],
+    belongs: Mapping[str, Any],
+) -> list[OutboxItem]:
+    """One item per metric result of ``turn``; ``where`` locates the turn, ``sources``
+    names each metric's evaluator (``belongs`` alone when it is not known)."""
     return [
         OutboxItem(
             key=item_key(session_id, turn.turn_id, metric.name),
@@ -124,6 +161,7 @@ def _metric_items(session_id: str, turn: TurnVerdict, where: dict[str, Any]) -> 
                 "score": metric.score,
                 "threshold": metric.threshold,
                 "explanation": metric.explanation,
+                "attributes": dict(sources.get(metric.name, belongs)),
             },
         )
         for metric in turn.metrics

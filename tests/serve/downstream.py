@@ -50,6 +50,7 @@ class _Logs(logs_service_pb2_grpc.LogsServiceServicer):
                                 "trace_id": rec.trace_id.hex(),
                                 "span_id": rec.span_id.hex(),
                                 "attributes": _attrs(rec.attributes),
+                                "resource": _attrs(rl.resource.attributes),
                             }
                         )
         return logs_service_pb2.ExportLogsServiceResponse()
@@ -74,6 +75,8 @@ class _Traces(trace_service_pb2_grpc.TraceServiceServicer):
                                     (lk.trace_id.hex(), lk.span_id.hex()) for lk in span.links
                                 ],
                                 "attributes": _attrs(span.attributes),
+                                "status_code": span.status.code,
+                                "resource": _attrs(rs.resource.attributes),
                             }
                         )
         return trace_service_pb2.ExportTraceServiceResponse()
