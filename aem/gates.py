@@ -16,9 +16,11 @@ The ``groundedness`` gate is the seed's quality criterion over every question ty
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from aem.cases import Case
+from aem.denominator import Denominator
 from aem.metrics.registry import ResolvedMetrics
 from aem.model import AuditReport, GateResult, GateRow, MetricResult, Outcome, SessionReport
 
@@ -91,38 +93,61 @@ def _row(session: SessionReport, metric: str, case: Case | None) -> GateRow | No
 
 
 def evaluate_gate(
-    report: AuditReport, metric: str, threshold: float, cases: Mapping[str, Case] | None = None
+    report: AuditReport,
+    metric: str,
+    threshold: float,
+    cases: Mapping[str, Case] | None = None,
+    max_unmeasured: float | None = None,
 ) -> GateResult:
-    """The gate over ``report``'s sessions; ``cases`` gives each row its type."""
+    """The gate over ``report``'s sessions; ``cases`` gives each row its type.
+
+    ``max_unmeasured`` (``--gate-unmeasured``) also fails the gate when more than that
+    share of the sessions could not be scored (judge errors, unverified, skipped, or no
+    result of the metric): a score over a few decided cases is not a verdict on the run.
+    """
     rows = [
         row
         for session in report.sessions
         if (row := _row(session, metric, (cases or {}).get(session.session_id))) is not None
     ]
-    passed = sum(1 for r in rows if r.verdict is Outcome.PASS)
-    failed = sum(1 for r in rows if r.verdict is Outcome.FAIL)
-    total = passed + failed
-    score = passed / total if total else None
+    skipped = [r for r in rows if r.verdict is Outcome.SKIP]
+    counted = Denominator.of(
+        [r.verdict.value for r in rows] + ["skip"] * (len(report.sessions) - len(rows)),
+        [r.explanation or "no reason given" for r in skipped]
+        + [f"no result of {metric}"] * (len(report.sessions) - len(rows)),
+    )
+    score = counted.rate
+    share = counted.unmeasured_share
+    too_little = max_unmeasured is not None and (share is None or share > max_unmeasured)
     return GateResult(
         metric=metric,
         threshold=threshold,
         score=score,
-        passed=score is not None and score >= threshold,
-        total=total,
-        cases_passed=passed,
-        cases_failed=failed,
-        errors=sum(1 for r in rows if r.verdict is Outcome.ERROR),
-        skipped=sum(1 for r in rows if r.verdict is Outcome.SKIP),
-        unverified=sum(1 for r in rows if r.verdict is Outcome.UNVERIFIED),
+        passed=score is not None and score >= threshold and not too_little,
+        total=counted.decided,
+        cases_passed=counted.passed,
+        cases_failed=counted.failed,
+        errors=counted.errors,
+        skipped=len(skipped),
+        unverified=counted.unverified,
+        not_scored=len(report.sessions) - len(rows),
+        skip_reasons=Counter(r.explanation or "no reason given" for r in skipped),
+        unmeasured_share=share,
+        max_unmeasured=max_unmeasured,
         rows=rows,
     )
 
 
 def apply_gates(
-    report: AuditReport, gates: Iterable[tuple[str, float]], cases: Mapping[str, Case] | None
+    report: AuditReport,
+    gates: Iterable[tuple[str, float]],
+    cases: Mapping[str, Case] | None,
+    max_unmeasured: float | None = None,
 ) -> list[GateResult]:
     """Evaluate every gate and keep the results on the report (its ``gates`` key)."""
-    report.gates = [evaluate_gate(report, name, threshold, cases) for name, threshold in gates]
+    report.gates = [
+        evaluate_gate(report, name, threshold, cases, max_unmeasured) for name, threshold in gates
+    ]
     return report.gates
 
 

@@ -392,6 +392,15 @@ class GateResult(_Shipped):
     # Cases whose worst result is ``unverified``: left out of the score like a skip,
     # counted apart so a reader sees how much a judge would still have to decide.
     unverified: int = 0
+    # Sessions the metric gave no result at all: not a case of the gate, but counted, so
+    # nothing leaves the denominator unsaid.
+    not_scored: int = 0
+    # Why the skipped cases were skipped (their explanations), with how many.
+    skip_reasons: dict[str, int] = Field(default_factory=dict)
+    # (errors + unverified + skipped + not scored) / all sessions; None with no session.
+    unmeasured_share: float | None = None
+    # ``--gate-unmeasured``: the gate fails when the unmeasured share is above it.
+    max_unmeasured: float | None = None
     rows: list[GateRow] = Field(default_factory=list)
 
 

@@ -130,6 +130,17 @@ GateOption = Annotated[
         "the exit code is 1, at or above it 0 (root causes then do not set the exit code)",
     ),
 ]
+GateUnmeasuredOption = Annotated[
+    float | None,
+    typer.Option(
+        "--gate-unmeasured",
+        metavar="SHARE",
+        min=0.0,
+        max=1.0,
+        help="with --gate: also fail a gate when more than this share of sessions could not "
+        "be scored (judge errors, unverified, skipped, no result), e.g. 0.1",
+    ),
+]
 
 
 def audit(
@@ -148,6 +159,7 @@ def audit(
     store: StoreOption = None,
     max_record_bytes: MaxRecordBytesOption = DEFAULT_MAX_RECORD_BYTES,
     gate: GateOption = None,
+    gate_unmeasured: GateUnmeasuredOption = None,
     workers: WorkersOption = None,
     engine: EngineOption = Engine.LOCAL,
     sessions_dir: SessionsDirOption = None,
@@ -187,7 +199,7 @@ def audit(
     )
     add_scorecard_issues(report, scorer)
     _deliver(report, sinks, pull, provenance_by_metric(resolved.metrics, resolved.config.judges))
-    apply_gates(report, gates, case_map)
+    apply_gates(report, gates, case_map, gate_unmeasured)
     _write_files(report, out, html)
     _show(report, scorer, json_=json_, tables=not summary, every_session=all_)
     raise typer.Exit(_exit_code(report, gated=bool(gates), strict=strict))

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from aem.datatests.results import RunResult, gate_results, not_run
+from aem.datatests.results import RunResult, denominator, gate_results, not_run
 from aem.terminaltext import safe as plain
 
 
@@ -60,8 +60,7 @@ def render_run(run: RunResult, console: Console) -> None:
     console.print(
         plain(
             f"test {run.test}, run {run.run_id}{extra}: pass rate "
-            f"{rate(overall.pass_rate)} ({overall.passed} of "
-            f"{overall.passed + overall.failed})"
+            f"{rate(overall.pass_rate)} ({denominator(run.evaluations, 'all').describe()})"
         ),
         style="bold",
     )
@@ -106,7 +105,8 @@ def render_run(run: RunResult, console: Console) -> None:
             "below": Text("BELOW GATE", "red"),
             "not evaluable": Text("NOT EVALUABLE", "red"),
         }[gate.status]
-        line = plain(f"gate {gate.check} ≥ {rate(gate.minimum)}: {rate(gate.pass_rate)} ")
+        over = denominator(run.evaluations, gate.check).describe()
+        line = plain(f"gate {gate.check} ≥ {rate(gate.minimum)}: {rate(gate.pass_rate)} ({over}) ")
         console.print(line.append_text(mark))
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from aem.denominator import Denominator
 from aem.model import Outcome
 
 GATE_ALL = "all"
@@ -52,6 +53,19 @@ class CheckSummary:
     def pass_rate(self) -> float | None:
         judged = self.passed + self.failed
         return self.passed / judged if judged else None
+
+
+def denominator(evaluations: list[Evaluation], check: str) -> Denominator:
+    """What ``check``'s pass rate (``all``: every check's) is over, skips with reasons."""
+    rows = [e for e in evaluations if check == GATE_ALL or e.check == check]
+    return Denominator.of(
+        [e.outcome.value for e in rows],
+        [
+            (e.explanation or "no reason given") if check != GATE_ALL else e.check
+            for e in rows
+            if e.outcome is Outcome.SKIP
+        ],
+    )
 
 
 def summarize(evaluations: list[Evaluation], check: str) -> CheckSummary:

@@ -33,7 +33,15 @@ def gate_line(gate: GateResult) -> str:
     if gate.unverified:
         notes.append(f"{gate.unverified} unverified excluded")
     if gate.skipped:
-        notes.append(f"{gate.skipped} skipped")
+        reasons = ", ".join(f"{n} {why}" for why, n in sorted(gate.skip_reasons.items()))
+        notes.append(f"{gate.skipped} skipped" + (f": {reasons}" if reasons else ""))
+    if gate.not_scored:
+        notes.append(f"{gate.not_scored} session(s) with no {gate.metric} result")
+    if gate.unmeasured_share:
+        limit = gate.max_unmeasured
+        over = limit is not None and gate.unmeasured_share > limit
+        bound = "" if limit is None else (f" > {limit:g} allowed" if over else f" <= {limit:g}")
+        notes.append(f"unmeasured {gate.unmeasured_share:.0%}{bound}")
     return f"{head} ({'; '.join(notes)})"
 
 
