@@ -15,12 +15,14 @@ always imported them from.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from aem import plugins
 from aem.metrics.registry import ResolvedMetrics, resolve
 from aem.settings import (
     OTHER_COMMANDS_TABLES,
@@ -48,26 +50,53 @@ __all__ = [
     "dotted_key",
     "load_config",
     "load_resolved",
+    "loaded_plugins",
     "read_toml",
     "resolve_config",
     "validate_config",
 ]
 
 
-def resolve_config(data: dict[str, Any]) -> ResolvedMetrics:
-    """Raw TOML data → a checked ``AemConfig`` and the metrics it runs, metric tables
-    included.
+def resolve_config(data: dict[str, Any], schema: type[AemConfig] = AemConfig) -> ResolvedMetrics:
+    """Raw TOML data → a checked ``AemConfig`` and the metrics it runs, every plug-in
+    table included (``[metrics.*]``, ``[judges.*]``, ``[sinks.*]``, ``[sources.*]``).
 
     Resolving the metrics here (importing configured plug-ins) is what makes a misspelt
     metric setting fail at load rather than when the first session is evaluated; the
-    result is kept and handed to the evaluator, so a run resolves them once.
+    result is kept and handed to the evaluator, so a run resolves them once. ``schema``
+    is the model of the whole file: a command with a section of its own (``aem serve``,
+    :class:`aem.serve.settings.ServeConfig`) adds it to :class:`AemConfig`.
     """
-    data = {k: v for k, v in data.items() if k not in OTHER_COMMANDS_TABLES}
+    data = _one_sink_table(data)
+    data = {
+        k: v for k, v in data.items() if k not in OTHER_COMMANDS_TABLES or k in schema.model_fields
+    }
     try:
-        config = AemConfig.model_validate(data)
+        config = schema.model_validate(data)
     except ValidationError as exc:
-        raise config_error(exc, (), AemConfig) from exc
+        raise config_error(exc, (), schema) from exc
     return resolve(config)
+
+
+def _one_sink_table(data: dict[str, Any]) -> dict[str, Any]:
+    """``[serve.sinks.<name>]``, the older spelling, folded into ``[sinks.<name>]``: a sink
+    is configured in one table, whichever command delivers through it."""
+    serve = data.get("serve")
+    if not (isinstance(serve, dict) and isinstance(serve.get("sinks"), dict)):
+        return data
+    sinks = dict(data.get("sinks") or {})
+    for name, table in serve["sinks"].items():
+        if name in sinks and sinks[name] != table:
+            raise ConfigError(
+                f"sinks.{name} and serve.sinks.{name} both configure the {name} sink: "
+                f"keep one, [sinks.{name}] (aem serve and aem audit --sink both read it)"
+            )
+        sinks[name] = table
+    return {
+        **data,
+        "sinks": sinks,
+        "serve": {k: v for k, v in serve.items() if k != "sinks"},
+    }
 
 
 def validate_config(data: dict[str, Any]) -> AemConfig:
@@ -75,8 +104,13 @@ def validate_config(data: dict[str, Any]) -> AemConfig:
     return resolve_config(data).config
 
 
-def load_resolved(path: Path | None = None, overrides: list[str] | None = None) -> ResolvedMetrics:
-    """A TOML file plus ``key.path=value`` overrides, checked, with the metrics it runs.
+def load_resolved(
+    path: Path | None = None,
+    overrides: list[str] | None = None,
+    schema: type[AemConfig] = AemConfig,
+) -> ResolvedMetrics:
+    """A TOML file plus ``key.path=value`` overrides, checked, with the metrics it runs;
+    the file is read once, and an error names it.
 
     >>> run = load_resolved(overrides=['metrics.disabled=["tool_repetition"]'])
     >>> "tool_repetition" in [m.name for m in run.metrics], run.spec("tool_repetition") is None
@@ -85,7 +119,19 @@ def load_resolved(path: Path | None = None, overrides: list[str] | None = None) 
     data = read_toml(path) if path is not None else {}
     for item in overrides or []:
         apply_override(data, item)
-    return resolve_config(data)
+    return _resolve_read(data, path, schema)
+
+
+def _resolve_read(
+    data: dict[str, Any], path: Path | None, schema: type[AemConfig] = AemConfig
+) -> ResolvedMetrics:
+    """:func:`resolve_config` of what was read from ``path``, errors naming the file."""
+    try:
+        return resolve_config(data, schema)
+    except ConfigError as exc:
+        if path is None or str(exc).startswith(str(path)):
+            raise
+        raise ConfigError(f"{path}: {exc}") from exc
 
 
 def load_config(path: Path | None = None, overrides: list[str] | None = None) -> AemConfig:
@@ -116,10 +162,11 @@ def config_sources(
     [('matching.pass_threshold', 0.5, '--set')]
     """
     file_data = read_toml(path) if path is not None else {}
-    set_data: dict[str, Any] = {}
+    data, set_data = copy.deepcopy(file_data), dict[str, Any]()
     for item in overrides or []:
         apply_override(set_data, item)
-    resolved = load_resolved(path, overrides)
+        apply_override(data, item)
+    resolved = _resolve_read(data, path)
     effective = resolved.config.model_dump(mode="json")
     effective["metrics"] = _metric_tables(resolved)
     rows = []
@@ -164,3 +211,27 @@ def _holds(data: dict[str, Any], keys: tuple[Any, ...]) -> bool:
             return False
         node = node[key]
     return True
+
+
+def loaded_plugins() -> list[dict[str, str]]:
+    """Every plug-in the installed distributions register, kind by kind: its ``kind``,
+    ``name``, ``module`` and ``distribution``, and for one that does not load the
+    ``error`` (the other plug-ins of its kind still load)."""
+    rows: list[dict[str, str]] = []
+    for loaded in plugins.every_loaded():
+        kind = loaded.kind.kind
+        rows += [
+            {"kind": kind, "name": p.name, "module": p.module, "distribution": p.distribution}
+            for p in loaded.plugins
+        ]
+        rows += [
+            {
+                "kind": kind,
+                "name": e.entry_point,
+                "module": e.module,
+                "distribution": e.distribution,
+                "error": e.problem,
+            }
+            for e in loaded.errors
+        ]
+    return rows

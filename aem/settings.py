@@ -5,7 +5,9 @@ Why apart from loading (``aem.config``): this module imports no metric, so every
 below the metrics (judges, the evaluator's services, rankings) can read settings without
 pulling in the metric registry. A metric's own ``[metrics."<name>"]`` table is kept raw
 here and checked against that metric's settings model by the loader, which sits above the
-metrics; the same holds for every other plug-in's table.
+metrics. The tables of the plug-in kinds above the metrics — ``[sinks.<name>]`` and
+``[sources.<scheme>]`` — are checked here, through the extension kernel
+(:mod:`aem.plugins`), which imports a plug-in by its entry point and so no layer above.
 """
 
 from __future__ import annotations
@@ -13,23 +15,65 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    SerializeAsAny,
+    ValidationError,
+    model_validator,
+)
 
+from aem import plugins
 from aem.compare.settings import CompareSettings
 from aem.judges.settings import JudgeSettings
 from aem.matching.settings import MatchSettings
-from aem.strict import ConfigError, StrictSettings, dotted_key
+from aem.strict import ConfigError, StrictSettings, config_error, dotted_key
 from collectors.limits import (
     DEFAULT_IDLE_SPANS,
     DEFAULT_MAX_SESSION_SPANS,
     DEFAULT_MAX_SESSION_TURNS,
 )
 
-# Tables of the same TOML file that another command reads and validates (``aem serve``;
-# ``[sinks]`` for ``aem audit --sink``).
-OTHER_COMMANDS_TABLES = frozenset({"serve", "sinks"})
+# Tables of the same TOML file that another command reads and validates: ``[serve]`` is
+# the section ``aem serve``'s model adds (:class:`aem.serve.settings.ServeConfig`).
+OTHER_COMMANDS_TABLES = frozenset({"serve"})
+
+
+def _plugin_tables(kind: plugins.PluginKind) -> Any:
+    """A validator of ``[<kind's table>.<name>]`` tables: each checked at load against its
+    plug-in's own ``Settings``, errors naming the key as written (``sinks.jsonl.pth``)."""
+
+    def validate(raw: Any) -> dict[str, BaseModel]:
+        if not isinstance(raw, dict):
+            raise ValueError(
+                f"{kind.table}: expected one [{kind.table}.<name>] table per {kind.kind}"
+            )
+        validated: dict[str, BaseModel] = {}
+        for name, table in raw.items():
+            try:
+                validated.update(plugins.validate_tables(kind, {name: table}))
+            except ValidationError as exc:
+                plugin = plugins.load(kind).get(name)
+                model = plugin.settings_model if plugin is not None else None
+                raise ValueError(str(config_error(exc, (kind.table, name), model))) from exc
+            except (plugins.PluginError, plugins.UnknownPlugin) as exc:
+                message = str(exc)
+                prefix = dotted_key((kind.table, name))
+                named = message if message.startswith(prefix) else f"{prefix}: {message}"
+                raise ValueError(named) from exc
+        return validated
+
+    return PlainValidator(validate)
+
+
+# ``[sinks.<name>]``: one table per sink, read by ``aem serve`` and ``aem audit --sink``.
+SinkTables = Annotated[dict[str, SerializeAsAny[BaseModel]], _plugin_tables(plugins.SINK)]
+# ``[sources.<scheme>]``: one table per span source (``aem audit --from <scheme>://…``).
+SourceTables = Annotated[dict[str, SerializeAsAny[BaseModel]], _plugin_tables(plugins.SOURCE)]
 
 
 class MetricsSettings(BaseModel):
@@ -151,6 +195,10 @@ class AemConfig(StrictSettings):
     # Named judges for the LLM checks and ``judge.step`` (aem.judges.settings); the
     # embedded judge exists without a table.
     judges: dict[str, JudgeSettings] = Field(default_factory=dict)
+    # Plug-in tables of the kinds above the metrics, checked here through the extension
+    # kernel (aem.plugins) so a misspelt sink or source setting fails at load.
+    sinks: SinkTables = Field(default_factory=dict)
+    sources: SourceTables = Field(default_factory=dict)
 
 
 def apply_override(data: dict[str, Any], item: str) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
-from importlib.metadata import EntryPoint
+from collections.abc import Callable, Iterator
+from importlib.metadata import distributions
 from pathlib import Path
 from typing import Any
 
@@ -204,29 +204,34 @@ def test_vercel_ai_sdk_session_reads_arguments_results_and_schemas(tmp_path: Pat
 
 
 @pytest.fixture
-def plugged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[EntryPoint]]:
-    """Extra ``aem.dialects`` entry points, seen by the registry next to the built-ins."""
+def plugged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Callable[[str, str], None]]:
+    """Registers extra ``aem.dialects`` entry points the way pip would: a real
+    ``*.dist-info`` on ``sys.path``, read by the extension kernel like any distribution."""
     (tmp_path / "team_dialect.py").write_text(TEAM_DIALECT)
+    info = tmp_path / "team_dialect-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: team-dialect\nVersion: 0.1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    builtins = list(registry.entry_points(group=registry.ENTRY_POINT_GROUP))
-    extra: list[EntryPoint] = []
 
-    def entry_points(group: str) -> list[EntryPoint]:
-        assert group == registry.ENTRY_POINT_GROUP
-        return builtins + extra
+    def plug(name: str, value: str) -> None:
+        with (info / "entry_points.txt").open("a") as lines:
+            if not lines.tell():
+                lines.write(f"[{registry.ENTRY_POINT_GROUP}]\n")
+            lines.write(f"{name} = {value}\n")
+        registry.reload()
 
-    monkeypatch.setattr(registry, "entry_points", entry_points)
-    registry.reload()
-    yield extra
+    yield plug
     monkeypatch.undo()
     registry.reload()
     sys.modules.pop("team_dialect", None)
 
 
 def test_a_third_party_dialect_registered_as_an_entry_point_is_used(
-    tmp_path: Path, plugged: list[EntryPoint]
+    tmp_path: Path, plugged: Callable[[str, str], None]
 ) -> None:
-    plugged.append(EntryPoint("team", "team_dialect:TeamDialect", registry.ENTRY_POINT_GROUP))
+    plugged("team", "team_dialect:TeamDialect")
     spans = [
         _span(
             "a",
@@ -263,15 +268,17 @@ def test_a_third_party_dialect_registered_as_an_entry_point_is_used(
 @pytest.mark.parametrize(
     ("value", "says"),
     [
-        ("no_such_module_here:Dialect", "failed to load"),
-        ("json:dumps", "is not a dialect"),
+        ("no_such_module_here:Dialect", "cannot be loaded: ModuleNotFoundError"),
+        ("json:dumps", "is not a dialect: it needs `name`"),
     ],
 )
 def test_a_broken_dialect_entry_point_is_a_clear_error_naming_it(
-    plugged: list[EntryPoint], value: str, says: str
+    plugged: Callable[[str, str], None], value: str, says: str
 ) -> None:
-    plugged.append(EntryPoint("broken", value, registry.ENTRY_POINT_GROUP))
-    with pytest.raises(registry.DialectRegistryError, match=f"'broken' \\({value}\\) {says}"):
+    plugged("broken", value)
+    module = value.split(":")[0]
+    named = f"dialect plug-in 'broken' from {module} \\(team-dialect 0.1\\): {says}"
+    with pytest.raises(registry.DialectRegistryError, match=named):
         registry.dialects()
 
 
@@ -290,7 +297,9 @@ def test_built_in_session_keys_keep_their_order() -> None:
 def test_no_registered_dialect_at_all_is_an_error_not_an_empty_audit(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(registry, "entry_points", lambda group: [])
+    # A source tree never installed: no distribution on the path registers a dialect.
+    bare = [p for p in sys.path if not any(d.name == "aem" for d in distributions(path=[p]))]
+    monkeypatch.setattr(sys, "path", bare)
     registry.reload()
     try:
         with pytest.raises(registry.DialectRegistryError, match="no dialects registered"):

@@ -79,7 +79,7 @@ def test_sink_tables_are_validated_by_each_sinks_own_model(tmp_path: Path) -> No
 @pytest.mark.parametrize(
     ("sinks", "named"),
     [
-        ({"nosuch": {}}, "serve.sinks.nosuch: unknown sink"),
+        ({"nosuch": {}}, "sinks.nosuch: unknown sink"),
         ({"jsonl": {"pth": "v.jsonl"}}, "pth"),
         ({"otlp": {"endpoint": "http://x", "protocol": "carrier-pigeon"}}, "protocol"),
     ],

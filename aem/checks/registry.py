@@ -9,16 +9,13 @@ built-in one.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
-from functools import cache
-from importlib.metadata import entry_points
 from typing import Any
 
 from annotated_types import Ge, Le
 
+from aem import plugins
 from aem.cases import Case, CaseField, missing_reason, needs
-from aem.checks.base import ENTRY_POINT_GROUP
 from aem.checks.groundedness import GroundednessCriterion
 
 
@@ -26,27 +23,16 @@ class CheckError(ValueError):
     """A registered check is not one, or a check name is unknown."""
 
 
-def _checked(obj: Any, origin: str) -> Any:
-    if not (isinstance(getattr(obj, "name", None), str) and hasattr(obj, "case_fields")):
-        raise CheckError(f"{origin} is not a check (needs `name` and `case_fields`)")
-    return obj
-
-
-@cache
-def _checks_on(path: tuple[str, ...]) -> tuple[Any, ...]:
-    """The checks registered on ``path`` (loaded once per ``sys.path``: the test runner asks
-    per case, and a plug-in put on the path later is found then)."""
-    del path  # the cache key; entry_points() reads sys.path itself
-    found = [
-        _checked(ep.load(), f"check entry point {ep.name} ({ep.value})")
-        for ep in entry_points(group=ENTRY_POINT_GROUP)
-    ]
-    return (*found, GroundednessCriterion)
-
-
 def registered_checks() -> list[Any]:
-    """Every check class, in registration order, the groundedness criterion last."""
-    return list(_checks_on(tuple(sys.path)))
+    """Every check class, in registration order, the groundedness criterion last (loaded
+    once per ``sys.path`` by the extension kernel: the test runner asks per case, and a
+    plug-in put on the path later is found then). A broken check plug-in is an error."""
+    loaded = plugins.load(plugins.CHECK)
+    try:
+        loaded.raise_first_error()
+    except plugins.PluginError as exc:
+        raise CheckError(str(exc)) from exc
+    return [*(p.target for p in loaded.plugins), GroundednessCriterion]
 
 
 def check_names() -> list[str]:

@@ -1,4 +1,5 @@
-"""``aem config show``: the effective configuration and where each value came from."""
+"""``aem config show``: the effective configuration and where each value came from, and
+every plug-in the installed distributions register."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from rich.table import Table
 
 from aem.cli.audit import ConfigOption, SetOption
 from aem.cli.errors import fail
-from aem.config import ConfigError, config_sources
+from aem.config import ConfigError, config_sources, loaded_plugins
 
 config_app = typer.Typer(no_args_is_help=True, help="Inspect the configuration.")
 
@@ -25,12 +26,24 @@ def show(
     json_: Annotated[
         bool, typer.Option("--json", help="print [{key, value, source}] as JSON")
     ] = False,
+    plugins: Annotated[
+        bool,
+        typer.Option(
+            "--plugins",
+            help="only the plug-ins: kind, name, module, distribution (and why one that "
+            "does not load fails); with --json as [{kind, name, module, distribution}]",
+        ),
+    ] = False,
 ) -> None:
-    """Print every effective setting and its source: default, file or --set.
+    """Print every effective setting and its source (default, file or --set), then every
+    loaded plug-in with its kind, name and where it came from.
 
     The file and --set overrides are validated exactly as aem audit validates them, so
     a misspelt key fails here with the same message (exit code 2).
     """
+    if plugins:
+        _show_plugins(json_)
+        return
     try:
         rows = config_sources(config, set_ or [])
     except (ConfigError, OSError) as exc:
@@ -42,4 +55,27 @@ def show(
     table = Table("setting", "value", "source", box=None, pad_edge=False)
     for key, value, source in rows:
         table.add_row(escape(key), escape(json.dumps(value)), source)
-    Console(soft_wrap=True).print(table)
+    console = Console(soft_wrap=True)
+    console.print(table)
+    console.print()
+    _plugin_table(console)
+
+
+def _show_plugins(json_: bool) -> None:
+    if json_:
+        sys.stdout.write(json.dumps(loaded_plugins(), indent=2) + "\n")
+    else:
+        _plugin_table(Console(soft_wrap=True))
+
+
+def _plugin_table(console: Console) -> None:
+    """One row per plug-in; one that does not load says why in its last column."""
+    table = Table(
+        "plug-in kind", "name", "module", "distribution", "problem", box=None, pad_edge=False
+    )
+    for row in loaded_plugins():
+        table.add_row(
+            *(escape(row[k]) for k in ("kind", "name", "module", "distribution")),
+            escape(row.get("error", "")),
+        )
+    console.print(table)

@@ -1,4 +1,5 @@
-"""Judge kinds: the ``aem.judges`` entry-point group, and the checking of judge tables.
+"""Judge kinds: the ``aem.judges`` entry-point group (loaded by the extension kernel,
+:mod:`aem.plugins`), and the checking of judge tables.
 
 A judge kind is a class with three declarations::
 
@@ -23,16 +24,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, create_model
+
+from aem import plugins
 
 if TYPE_CHECKING:
     from aem.compare.core import SemanticComparator
     from aem.judges.base import Judge
 
-ENTRY_POINT_GROUP = "aem.judges"
+ENTRY_POINT_GROUP = plugins.JUDGE_KIND.group
 EMBEDDED = "embedded"
 
 
@@ -44,34 +46,31 @@ class JudgeResources:
     comparator: SemanticComparator | Callable[[], SemanticComparator]
 
 
-class JudgeKindError(ValueError):
+class JudgeKindError(plugins.PluginError):
     """A registered judge kind does not declare ``kind``, ``Settings`` and
     ``from_settings``; the message names the entry point."""
 
 
-def _checked(obj: Any, origin: str) -> type:
-    kind, model = getattr(obj, "kind", None), getattr(obj, "Settings", None)
-    if not (
-        isinstance(obj, type)
-        and isinstance(kind, str)
-        and isinstance(model, type)
-        and issubclass(model, BaseModel)
-        and callable(getattr(obj, "from_settings", None))
-    ):
-        raise JudgeKindError(
-            f"{origin} is not a judge kind (needs `kind`, a pydantic `Settings` and "
-            "`from_settings(name, settings, resources)`)"
-        )
-    return obj
+@dataclass(frozen=True)
+class JudgeServices:
+    """What the kernel hands a judge kind's ``from_settings``: the judge's name (a judge
+    kind is configured under many names) and the resources AEM lends it."""
+
+    name: str
+    resources: JudgeResources
 
 
 def judge_kinds() -> dict[str, Any]:
-    """Every registered judge kind (a class) by its ``kind`` name, in registration order."""
-    kinds: dict[str, Any] = {}
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        found: Any = _checked(ep.load(), f"judge kind entry point {ep.name} ({ep.value})")
-        kinds.setdefault(found.kind, found)
-    return kinds
+    """Every registered judge kind (a class) that loads, by its ``kind`` name, in
+    registration order. A broken one is an error only where a table chooses it."""
+    return {p.name: p.target for p in plugins.load(plugins.JUDGE_KIND).plugins}
+
+
+def _chosen(kind: str) -> plugins.Plugin:
+    try:
+        return plugins.load(plugins.JUDGE_KIND).require(kind, "judges.<name>.kind")
+    except plugins.PluginError as exc:
+        raise JudgeKindError(exc.kind, exc.entry_point, exc.origin, exc.problem) from exc
 
 
 def _kind_choice(kinds: dict[str, Any]) -> type[BaseModel]:
@@ -87,11 +86,12 @@ def validate_judge_settings(table: Any) -> BaseModel:
     if isinstance(table, BaseModel):
         return table
     kinds = judge_kinds()
+    kinds.update({e.entry_point: None for e in plugins.load(plugins.JUDGE_KIND).errors})
     data = dict(table) if isinstance(table, dict) else table
     chosen = _kind_choice(kinds).model_validate(
         {"kind": data.get("kind")} if isinstance(data, dict) and "kind" in data else data
     )
-    model: type[BaseModel] = kinds[cast(Any, chosen).kind].Settings
+    model: type[BaseModel] = _chosen(cast(Any, chosen).kind).settings_model
     if "kind" not in model.model_fields:
         data = {k: v for k, v in data.items() if k != "kind"}
     return model.model_validate(data)
@@ -107,17 +107,21 @@ def validate_judge_table(name: str, table: Any) -> BaseModel:
     return validate_judge_settings(table)
 
 
+def _plugin_of(settings: BaseModel) -> plugins.Plugin:
+    for plugin in plugins.load(plugins.JUDGE_KIND).plugins:
+        if type(settings) is plugin.settings_model:
+            return plugin
+    raise ValueError(f"no registered judge kind has settings {type(settings).__name__}")
+
+
 def kind_of(settings: BaseModel) -> Any:
     """The registered kind (a class) whose settings model ``settings`` is."""
-    for kind in judge_kinds().values():
-        if type(settings) is kind.Settings:
-            return kind
-    raise JudgeKindError(f"no registered judge kind has settings {type(settings).__name__}")
+    return _plugin_of(settings).target
 
 
 def build_from_settings(name: str, settings: BaseModel, resources: JudgeResources) -> Judge:
     """Judge ``name`` of the kind ``settings`` belong to."""
-    built: Judge = kind_of(settings).from_settings(name, settings, resources)
+    built: Judge = _plugin_of(settings).build(settings, JudgeServices(name, resources))
     return built
 
 
@@ -126,6 +130,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "JudgeKindError",
     "JudgeResources",
+    "JudgeServices",
     "build_from_settings",
     "judge_kinds",
     "kind_of",

@@ -1,5 +1,6 @@
 """Which metrics run: everything in the ``aem.metrics`` entry-point group (the built-ins
 are registered there too) plus ``metrics.plugins``, each built from its checked settings.
+Loading and the shape check are the extension kernel's (:mod:`aem.plugins`).
 
 Why one path for built-ins and plug-ins: a plug-in then gets exactly what a built-in
 gets — its own ``[metrics."<name>"]`` table, validated against its own settings model
@@ -8,31 +9,29 @@ at load, with errors that name the key.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from aem import plugins
 from aem.metrics.base import (
     CAUSE,
     DEFAULT_PRECEDENCE,
     OBSERVATION,
     Metric,
-    MetricSettings,
     NoSettings,
     Role,
 )
 from aem.settings import AemConfig
 from aem.strict import MOVED_KEYS, ConfigError, closest, config_error, dotted_key
 
-ENTRY_POINT_GROUP = "aem.metrics"
+ENTRY_POINT_GROUP = plugins.METRIC.group
 # Checks are metrics too (aem.checks.base): registered once, in their own group, read after
 # the metrics' so their results keep their place among a turn's results; an audit runs
 # one only where asked (:func:`for_audit`).
-CHECKS_GROUP = "aem.checks"
+CHECKS_GROUP = plugins.CHECK.group
 
 
 @dataclass(frozen=True)
@@ -65,42 +64,57 @@ class MetricSpec:
         return built
 
 
-def describe(obj: Any, origin: str) -> MetricSpec:
-    """Read what a metric class (or instance) declares; reject what is not a metric."""
-    if not isinstance(obj, type) and not isinstance(obj, Metric):
-        raise ConfigError(f"{origin} is not a metric (needs `name` and `evaluate(context)`)")
-    name = getattr(obj, "name", None)
-    if not isinstance(name, str) or not callable(getattr(obj, "evaluate", None)):
-        raise ConfigError(f"{origin} is not a metric (needs `name` and `evaluate(context)`)")
+def _spec(plugin: plugins.Plugin) -> MetricSpec:
+    """What a loaded metric (or check) declares beyond the kernel's shape: its role and
+    precedence."""
+    obj = plugin.target
     role = getattr(obj, "role", CAUSE)
     if role not in (CAUSE, OBSERVATION):
-        raise ConfigError(f"{origin}: role must be 'cause' or 'observation', not {role!r}")
-    model = getattr(obj, "Settings", NoSettings) if isinstance(obj, type) else NoSettings
-    if not (isinstance(model, type) and issubclass(model, BaseModel)):
-        raise ConfigError(f"{origin}: Settings must be a pydantic model ({MetricSettings})")
+        raise plugins.PluginError(
+            plugin.kind.kind,
+            plugin.entry_point,
+            plugin.origin,
+            f"role must be 'cause' or 'observation', not {role!r}",
+        )
+    model = plugin.settings_model if isinstance(obj, type) else NoSettings
+    if model is plugins.NoPluginSettings:
+        model = NoSettings
     precedence = int(getattr(obj, "precedence", DEFAULT_PRECEDENCE))
-    return MetricSpec(name, role, model, precedence, origin, obj)
+    return MetricSpec(plugin.name, role, model, precedence, plugin.origin, obj)
+
+
+def describe(obj: Any, origin: str) -> MetricSpec:
+    """Read what a metric class (or instance) declares; reject what is not a metric."""
+    module = getattr(obj, "__module__", "?")
+    try:
+        return _spec(plugins.checked(plugins.METRIC, obj, origin, module, origin))
+    except plugins.PluginError as exc:
+        raise ConfigError(str(exc)) from exc
 
 
 def load_plugin(spec: str) -> Any:
     """``"package.module:attribute"`` → the object it names (a metric class or instance)."""
-    module_name, _, attribute = spec.partition(":")
-    if not attribute:
-        raise ConfigError(f"metrics.plugins: {spec!r} must be 'module:attribute'")
     try:
-        return getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"metrics.plugins: cannot load {spec!r}: {exc}") from exc
+        return plugins.from_reference(plugins.METRIC, spec, "metrics.plugins").target
+    except plugins.PluginError as exc:
+        raise ConfigError(str(exc)) from exc
 
 
-def registered_metrics(plugins: Sequence[str] = ()) -> list[MetricSpec]:
-    """Every known metric: entry points (built-ins included), then configured plug-ins."""
-    specs = [
-        describe(ep.load(), f"entry point {ep.name} ({ep.value})")
-        for group in (ENTRY_POINT_GROUP, CHECKS_GROUP)
-        for ep in entry_points(group=group)
-    ]
-    specs.extend(describe(load_plugin(spec), spec) for spec in plugins)
+def registered_metrics(plugins_: Sequence[str] = ()) -> list[MetricSpec]:
+    """Every known metric: entry points (built-ins included), then configured plug-ins.
+
+    A metric or check plug-in that does not load is an error here: every metric takes
+    part in a verdict, so running without it would change verdicts silently.
+    """
+    try:
+        loaded = [plugins.load(plugins.METRIC), plugins.load(plugins.CHECK)]
+        for group in loaded:
+            group.raise_first_error()
+        found = [p for group in loaded for p in group.plugins]
+        found += [plugins.from_reference(plugins.METRIC, s, "metrics.plugins") for s in plugins_]
+        specs = [_spec(p) for p in found]
+    except plugins.PluginError as exc:
+        raise ConfigError(str(exc)) from exc
     seen: dict[str, str] = {}
     for spec in specs:
         if spec.name in seen:

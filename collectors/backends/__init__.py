@@ -7,33 +7,30 @@ batches and nothing else; sessions are then assembled by
 same report whichever way they came.
 """
 
-from collections.abc import Mapping
-from urllib.parse import SplitResult
-
 from collectors.backends.base import (
     BackendError,
     Ingested,
     IngestionOrdered,
+    OpenerSource,
+    SourceServices,
     SourceWindow,
     SpanSource,
     open_source,
     register_scheme,
 )
 
-
-def _open_mlflow(parts: SplitResult, environ: Mapping[str, str]) -> SpanSource:
-    """Imported on first use: ``aem`` starts without loading the MLflow source."""
-    from collectors.backends.mlflow import open_mlflow
-
-    return open_mlflow(parts, environ)
-
-
-register_scheme("mlflow", _open_mlflow)
+# The span sources AEM ships, registered in the ``aem.sources`` entry-point group
+# (pyproject.toml) exactly as a team's own: each module is imported when its scheme is
+# first opened, so ``aem`` starts without loading either HTTP client.
+phoenix_source = OpenerSource("phoenix", "collectors.backends.phoenix:open_phoenix")
+mlflow_source = OpenerSource("mlflow", "collectors.backends.mlflow:open_mlflow")
 
 __all__ = [
     "BackendError",
     "Ingested",
     "IngestionOrdered",
+    "OpenerSource",
+    "SourceServices",
     "SourceWindow",
     "SpanSource",
     "open_source",

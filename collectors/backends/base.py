@@ -1,4 +1,4 @@
-"""The contract every backend span source keeps, and the scheme registry.
+"""The contract every backend span source keeps, and opening one by its URL scheme.
 
 A source is opened from a URL (``phoenix://127.0.0.1:6006/default``,
 ``mlflow+https://host/experiment``) and yields spans page by page, so memory stays bounded
@@ -7,6 +7,10 @@ by one page whatever the project holds. Problems with single records become
 all raises :class:`BackendError`, naming the backend and the page; a bound reached after
 some pages were read (:mod:`collectors.backends.bounded`) is an issue too, and what was
 read is kept.
+
+Which scheme opens which source is the ``aem.sources`` entry-point group (loaded by the
+extension kernel, :mod:`aem.plugins`): Phoenix and MLflow are registered there like any
+team's own source, which is one module and one entry-point line.
 
 ``aem audit --since last`` needs to know what a backend received since the previous run.
 A source that can page in the order the backend stored its spans says so by having
@@ -22,6 +26,9 @@ from importlib import import_module
 from typing import Protocol, runtime_checkable
 from urllib.parse import SplitResult, urlsplit
 
+from pydantic import BaseModel, ConfigDict
+
+from aem import plugins
 from aem.model import InputIssue, SpanRecord
 
 
@@ -118,30 +125,75 @@ class DeferredIssues:
 
 Opener = Callable[[SplitResult, Mapping[str, str]], SpanSource]
 
-_OPENERS: dict[str, Opener] = {}
 
-# The backends AEM ships, imported when their scheme is first asked for: a file audit never
-# loads an HTTP client, and adding a backend is one line here (its module registers itself).
-BUILT_IN_SCHEMES = {
-    "phoenix": "collectors.backends.phoenix",
-}
+@dataclass(frozen=True)
+class SourceServices:
+    """What AEM lends a span source it opens: the URL (credentials never in it) and the
+    environment its tokens come from."""
+
+    url: SplitResult
+    environ: Mapping[str, str]
+
+
+class NoSourceSettings(BaseModel):
+    """The settings of a source that has none: any key in ``[sources.<scheme>]`` is an
+    error."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+@dataclass(frozen=True)
+class OpenerSource:
+    """A span-source plug-in made of an opener: what an ``aem.sources`` entry point names.
+
+    ``name`` is the URL scheme (``phoenix`` opens ``phoenix://`` and ``phoenix+https://``);
+    ``opener`` is imported on first use, so listing the plug-ins (or a file audit) never
+    loads a backend's HTTP client. A source with settings of its own declares a class
+    with ``name``, ``Settings`` and ``from_settings(settings, services)`` instead.
+    """
+
+    name: str
+    opener: str  # "module:function", the function taking (url parts, environ)
+    Settings: type[BaseModel] = NoSourceSettings
+
+    def from_settings(self, settings: BaseModel, services: SourceServices) -> SpanSource:
+        del settings  # an opener reads everything it needs from the URL
+        module, _, function = self.opener.partition(":")
+        open_url: Opener = getattr(import_module(module), function)
+        return open_url(services.url, services.environ)
+
+
+# Sources registered in this process by a host application (``register_scheme``); a
+# package registers its own in the ``aem.sources`` entry-point group instead.
+_OPENERS: dict[str, Opener] = {}
 
 
 def register_scheme(scheme: str, opener: Opener) -> None:
-    """Make ``scheme://`` (and ``scheme+https://``) URLs open with ``opener``."""
+    """Make ``scheme://`` (and ``scheme+https://``) URLs open with ``opener`` in this
+    process (an entry point in ``aem.sources`` does it for every process)."""
     _OPENERS[scheme] = opener
 
 
-def open_source(url: str, environ: Mapping[str, str]) -> SpanSource:
-    """The source for ``url``; ``environ`` supplies tokens (never the URL itself)."""
+def open_source(
+    url: str, environ: Mapping[str, str], settings: Mapping[str, BaseModel] | None = None
+) -> SpanSource:
+    """The source for ``url``; ``environ`` supplies tokens (never the URL itself);
+    ``settings`` are the checked ``[sources.<scheme>]`` tables (none: each source's
+    defaults)."""
     parts = urlsplit(url)
     scheme = parts.scheme.split("+", 1)[0]
-    if scheme not in _OPENERS and scheme in BUILT_IN_SCHEMES:
-        import_module(BUILT_IN_SCHEMES[scheme])
-    opener = _OPENERS.get(scheme)
-    if opener is None:
-        known = ", ".join(sorted({*_OPENERS, *BUILT_IN_SCHEMES})) or "none"
+    if scheme in _OPENERS:
+        return _OPENERS[scheme](parts, environ)
+    loaded = plugins.load(plugins.SOURCE)
+    plugin = loaded.get(scheme)
+    if plugin is None:
+        broken = next((e for e in loaded.errors if e.entry_point == scheme), None)
+        if broken is not None:
+            raise BackendError(f"trace source {url!r}: {broken}")
+        known = ", ".join(sorted({*loaded.names(), *_OPENERS})) or "none"
         raise BackendError(
             f"unknown trace source {url!r}: expected one of {known}://HOST:PORT/NAME"
         )
-    return opener(parts, environ)
+    chosen = plugin.settings((settings or {}).get(scheme))
+    source: SpanSource = plugin.build(chosen, SourceServices(parts, environ))
+    return source

@@ -1,4 +1,5 @@
-"""Which dialects exist and in what order: the ``aem.dialects`` entry-point group.
+"""Which dialects exist and in what order: the ``aem.dialects`` entry-point group, loaded
+by the extension kernel (:mod:`aem.plugins`).
 
 The built-ins are registered the same way in ``pyproject.toml``, so a third-party
 dialect is as much a first-class citizen as ours and the order — not an if-chain —
@@ -10,55 +11,53 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import cache
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint
 from typing import Any
 
+from aem import plugins
 from aem.model import SpanRecord
 from collectors.dialects.base import Operation
 from collectors.dialects.protocol import Dialect, SessionKey
 
-ENTRY_POINT_GROUP = "aem.dialects"
+ENTRY_POINT_GROUP = plugins.DIALECT.group
 
 
-class DialectRegistryError(ValueError):
+class DialectRegistryError(plugins.PluginError):
     """A dialect entry point that does not load or does not implement the protocol."""
+
+
+def _ordered(loaded: plugins.Loaded) -> tuple[Dialect, ...]:
+    """The loaded dialects in the order they are asked; a broken one is the error (a
+    span it would have read would silently be glue)."""
+    try:
+        loaded.raise_first_error()
+    except plugins.PluginError as exc:
+        raise DialectRegistryError(exc.kind, exc.entry_point, exc.origin, exc.problem) from exc
+    found: list[Dialect] = [p.target for p in loaded.plugins]
+    return tuple(sorted(found, key=lambda d: (d.order, d.name)))
 
 
 def load_dialects(found: Iterable[EntryPoint]) -> tuple[Dialect, ...]:
     """Load entry points (a dialect instance or a class to instantiate), in dialect order."""
-    loaded: dict[str, Dialect] = {}
-    for ep in found:
-        if ep.name in loaded:
-            continue  # the same distribution seen twice on sys.path
-        try:
-            target = ep.load()
-            dialect = target() if isinstance(target, type) else target
-        except Exception as exc:
-            raise DialectRegistryError(
-                f"dialect entry point {ep.name!r} ({ep.value}) failed to load: {exc}"
-            ) from exc
-        if not isinstance(dialect, Dialect):
-            raise DialectRegistryError(
-                f"dialect entry point {ep.name!r} ({ep.value}) is not a dialect: it needs "
-                "name, order, exclusive, session_keys, claims(), observe(), "
-                "tool_definitions() and repair() (see collectors.dialects.protocol)"
-            )
-        loaded[ep.name] = dialect
-    return tuple(sorted(loaded.values(), key=lambda d: (d.order, d.name)))
+    return _ordered(plugins.load_entry_points(plugins.DIALECT, found))
 
 
 @cache
 def dialects() -> tuple[Dialect, ...]:
-    """Every registered dialect, in the order they are asked about a span.
+    """Every registered dialect, in the order they are asked about a span (asked per
+    span, so cached once per process: :func:`reload` forgets them).
 
     None at all means the package metadata is missing (a source tree that was never
     installed): every span would silently be glue, so that is an error, not an empty audit.
     """
-    found = load_dialects(entry_points(group=ENTRY_POINT_GROUP))
+    found = _ordered(plugins.load(plugins.DIALECT))
     if not found:
         raise DialectRegistryError(
+            "dialect",
+            "(none)",
+            "the installed distributions",
             f"no dialects registered in the {ENTRY_POINT_GROUP!r} entry-point group; "
-            "install AEM (pip install -e .) so its built-in dialects are registered"
+            "install AEM (pip install -e .) so its built-in dialects are registered",
         )
     return found
 
@@ -76,6 +75,7 @@ def session_keys() -> tuple[str, ...]:
 
 def reload() -> None:
     """Forget the loaded dialects; the next call reads the entry points again."""
+    plugins.reload()
     dialects.cache_clear()
     session_keys.cache_clear()
 
