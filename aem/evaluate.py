@@ -6,16 +6,14 @@ all call it, so a verdict is the same whichever way the spans arrived.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Literal
-
-import networkx as nx
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Literal
 
 from aem.cases import Case
 from aem.compare.core import lazy_comparator
 from aem.compare.extract import values_memoised
 from aem.gcpause import cyclic_gc_paused
-from aem.graph import attach_graph
+from aem.graph import TurnGraph, attach_graph
 from aem.metrics.base import OBSERVATION, Metric, MetricContext, role_of
 from aem.metrics.registry import resolve_metrics
 from aem.model import (
@@ -40,6 +38,9 @@ from aem.settings import AemConfig
 from collectors.sessions.repair import public_span_id
 from collectors.sessions.turns import session_turn
 
+if TYPE_CHECKING:
+    from aem.compare import SemanticComparator
+
 
 class Evaluator:
     """Holds what is expensive to set up once (metrics, the comparator and its model)."""
@@ -49,12 +50,16 @@ class Evaluator:
         config: AemConfig | None = None,
         cases: Mapping[str, Case] | None = None,
         metrics: list[Metric] | None = None,
+        *,
+        comparator: Callable[[], SemanticComparator] | None = None,
     ) -> None:
         self.config = config or AemConfig()
         self.cases = dict(cases or {})
         self.metrics = metrics if metrics is not None else resolve_metrics(self.config)
-        # Shared by every session this evaluator scores; made when a text first needs it.
-        self.comparator = lazy_comparator(self.config.compare)
+        # Shared by every session this evaluator scores (so is its embedding cache: a
+        # sentence two sessions share is encoded once per run); made when a text first
+        # needs it, unless the caller gives one (one model for several evaluators).
+        self.comparator = comparator or lazy_comparator(self.config.compare)
 
     def build(self, closed: ClosedSession) -> Session:
         """Turns and link keys from a closed session's spans (dialects mapped here)."""
@@ -178,14 +183,14 @@ def _unverified_metrics(verdict: TurnVerdict) -> list[str]:
     return [m.name for m in verdict.metrics if m.outcome is Outcome.UNVERIFIED]
 
 
-def turn_edges(graph: nx.DiGraph, turns: list[Turn]) -> list[TurnEdge]:
+def turn_edges(graph: TurnGraph, turns: list[Turn]) -> list[TurnEdge]:
     """The graph's edges as the report carries them, ordered by source then target turn
     (so the same session always lists them the same way)."""
     order = {turn.turn_id: position for position, turn in enumerate(turns)}
     edges = [
-        TurnEdge(source=source, target=target, kind=str(reason or ""))
-        for source, target, reason in graph.edges(data="reason")
-        if source in order and target in order
+        TurnEdge(source=link.source, target=link.target, kind=link.reason)
+        for link in graph.edges
+        if link.source in order and link.target in order
     ]
     edges.sort(key=lambda e: (order[e.source], order[e.target]))
     return edges
@@ -221,7 +226,7 @@ def _verdict(
     )
 
 
-def _add_session_turn(session: Session, case: Case | None, graph: nx.DiGraph) -> None:
+def _add_session_turn(session: Session, case: Case | None, graph: TurnGraph) -> None:
     """A case that expects calls of a session without a single turn still gets a verdict:
     a session-level turn on the root span gives ``tool_choice`` somewhere to put it."""
     if case is None or not case.expected_tool_calls or session.turns:
@@ -229,7 +234,7 @@ def _add_session_turn(session: Session, case: Case | None, graph: nx.DiGraph) ->
     turn = session_turn(session)
     if turn is not None:
         session.turns.append(turn)
-        graph.add_node(turn.turn_id)
+        graph.add_turn(turn)
 
 
 def evaluate_session(

@@ -1,4 +1,5 @@
-"""The turn graph: a networkx ``DiGraph`` where an edge A → B means B consumed A's output.
+"""The turn graph: a :class:`TurnGraph` of a session's turns, where an edge A → B means B
+consumed A's output.
 
 Edges (see docs/semantics.md, "The turn graph"), each with a ``reason`` attribute:
 
@@ -26,17 +27,143 @@ import weakref
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 import networkx as nx
 
 from aem.gcpause import cyclic_gc_paused
 from aem.model import Session, Turn, TurnKind
-from aem.sessioncache import SessionCache, Slot
 from aem.textindex import PatternFinder
 
 _MIN_REUSED_TEXT = 5
 _MIN_REUSED_NUMBER = 100
+
+
+class TurnLink(NamedTuple):
+    """One edge of a :class:`TurnGraph`: ``target`` consumed ``source``'s output, for
+    ``reason`` (one of the reasons in this module's docstring, or ``stated`` for an edge a
+    test or a plug-in stated by hand)."""
+
+    source: str
+    target: str
+    reason: str
+
+
+class TurnGraph:
+    """A session's turns and the edges between them, each node holding its turn.
+
+    Why a type and not a bare networkx graph: code that asks about a turn's ancestors wants
+    the turns, not ids; a graph whose nodes carried their turn only by convention (node
+    data) broke every reader when it was built by hand without it. Here a node exists only
+    through :meth:`add_turn`, an edge only between turns already added. Algorithms that
+    want networkx read :attr:`nx`, a read-only view of the same graph.
+
+    >>> from aem.model import Turn, TurnKind, ToolCall
+    >>> call = Turn(turn_id="t1", index=1, kind=TurnKind.TOOL_CALL, name="pay", span_ids=["s1"],
+    ...             trace_id="x", tool_call=ToolCall(name="pay", error="card declined"))
+    >>> answer = Turn(turn_id="t2", index=2, kind=TurnKind.ANSWER, name="agent",
+    ...               span_ids=["s2"], trace_id="x", text="Paid.")
+    >>> graph = TurnGraph([call, answer])
+    >>> graph.link("t1", "t2", "tool_result")
+    True
+    >>> [t.turn_id for t in graph.failed_ancestors("t2")], graph.edges
+    (['t1'], [TurnLink(source='t1', target='t2', reason='tool_result')])
+    """
+
+    def __init__(self, turns: Iterable[Turn] = ()) -> None:
+        self._graph = nx.DiGraph()
+        self._view = self._graph.copy(as_view=True)
+        self._turns: dict[str, Turn] = {}
+        self._ordered: list[Turn] | None = None
+        self._ancestry: Ancestry | None = None
+        for turn in turns:
+            self.add_turn(turn)
+
+    @property
+    def nx(self) -> nx.DiGraph:
+        """The graph as networkx sees it, read-only (nodes are turn ids, each edge has its
+        ``reason``): for algorithms (``nx.descendants``, ``topological_sort``…)."""
+        return self._view
+
+    def add_turn(self, turn: Turn) -> None:
+        """Add ``turn`` as a node; a second turn with the same id is an error (its edges
+        would silently become the other turn's)."""
+        if turn.turn_id in self._turns:
+            raise ValueError(f"turn {turn.turn_id!r} is already in the graph")
+        self._turns[turn.turn_id] = turn
+        self._graph.add_node(turn.turn_id)
+        self._changed()
+
+    def link(self, source: str, target: str, reason: str) -> bool:
+        """Add the edge ``source`` → ``target`` (``target`` consumed ``source``'s output);
+        both must be turns of the graph (KeyError otherwise). When the two are already
+        linked the first reason stays (docs/semantics.md); returns whether it was new."""
+        for turn_id in (source, target):
+            if turn_id not in self._turns:
+                raise KeyError(f"turn {turn_id!r} is not in the graph: add_turn it first")
+        if source == target:
+            raise ValueError(f"turn {source!r} cannot consume its own output")
+        if self._graph.has_edge(source, target):
+            return False
+        self._graph.add_edge(source, target, reason=reason)
+        self._changed()
+        return True
+
+    def _changed(self) -> None:
+        self._ordered = None
+        self._ancestry = None
+
+    def __contains__(self, turn_id: object) -> bool:
+        return turn_id in self._turns
+
+    def __len__(self) -> int:
+        return len(self._turns)
+
+    def turn(self, turn_id: str) -> Turn:
+        """The turn of that id (KeyError when the graph has none)."""
+        return self._turns[turn_id]
+
+    def turns(self) -> list[Turn]:
+        """Every turn in session order (by index; turns sharing one in the order added)."""
+        if self._ordered is None:
+            self._ordered = sorted(self._turns.values(), key=lambda t: t.index)
+        return list(self._ordered)
+
+    @property
+    def edges(self) -> list[TurnLink]:
+        """Every edge with its reason, by source then target in session order."""
+        order = {turn.turn_id: position for position, turn in enumerate(self.turns())}
+        links = [TurnLink(s, t, str(r)) for s, t, r in self._graph.edges(data="reason")]
+        return sorted(links, key=lambda link: (order[link.source], order[link.target]))
+
+    def ancestors(self, turn_id: str) -> list[Turn]:
+        """Every turn whose output reached ``turn_id``, directly or not, in session order.
+
+        It lists them all: to ask whether one turn is an ancestor of another, or which of a
+        few candidates are, use :attr:`ancestry` (listing every ancestor of every turn of
+        a long session is quadratic)."""
+        found = nx.ancestors(self._graph, self._known(turn_id))
+        return [turn for turn in self.turns() if turn.turn_id in found]
+
+    def failed_ancestors(self, turn_id: str) -> list[Turn]:
+        """The ancestors of ``turn_id`` whose tool call failed (``tool_call.error`` set,
+        what ``tool.execution`` fails on and a claim of success contradicts), in session
+        order; answered without listing every ancestor."""
+        ancestry = self.ancestry
+        return ancestry.among(ancestry.failed_calls, self._known(turn_id))
+
+    @property
+    def ancestry(self) -> Ancestry:
+        """ "Is A an ancestor of B?" for this graph (:class:`Ancestry`), kept until the
+        graph changes."""
+        if self._ancestry is None:
+            self._ancestry = Ancestry(self)
+        return self._ancestry
+
+    def _known(self, turn_id: str) -> str:
+        if turn_id not in self._turns:
+            raise KeyError(f"turn {turn_id!r} is not in the graph")
+        return turn_id
 
 
 def _scalars(value: Any) -> Iterator[Any]:
@@ -63,7 +190,7 @@ def _distinctive(value: Any) -> str | None:
 
 
 @cyclic_gc_paused()
-def build_turn_graph(turns: Iterable[Turn]) -> nx.DiGraph:
+def build_turn_graph(turns: Iterable[Turn]) -> TurnGraph:
     """Build the turn graph from the link keys the collectors put on each turn.
 
     >>> from aem.model import Turn, TurnKind, ToolCall
@@ -71,13 +198,11 @@ def build_turn_graph(turns: Iterable[Turn]) -> nx.DiGraph:
     ...          trace_id="x", model_span_id="m1", tool_call=ToolCall(call_id="c1", name="f"))
     >>> b = Turn(turn_id="t2", index=2, kind=TurnKind.ANSWER, name="agent", span_ids=["m2"],
     ...          trace_id="x", model_span_id="m2", consumes_call_ids=["c1"], history_from="m1")
-    >>> sorted(build_turn_graph([a, b]).edges(data="reason"))
-    [('t1', 't2', 'tool_result')]
+    >>> build_turn_graph([a, b]).edges
+    [TurnLink(source='t1', target='t2', reason='tool_result')]
     """
     ordered = sorted(turns, key=lambda t: t.index)
-    graph = nx.DiGraph()
-    for turn in ordered:
-        graph.add_node(turn.turn_id, turn=turn)
+    graph = TurnGraph(ordered)
     by_model: dict[str, list[Turn]] = defaultdict(list)
     by_span: dict[str, Turn] = {}
     for turn in ordered:
@@ -87,8 +212,8 @@ def build_turn_graph(turns: Iterable[Turn]) -> nx.DiGraph:
             by_span.setdefault(span_id, turn)
 
     def link(src: Turn, dst: Turn, reason: str) -> None:
-        if src.index < dst.index and not graph.has_edge(src.turn_id, dst.turn_id):
-            graph.add_edge(src.turn_id, dst.turn_id, reason=reason)
+        if src.index < dst.index:
+            graph.link(src.turn_id, dst.turn_id, reason)
 
     tool_turns = [t for t in ordered if t.kind is TurnKind.TOOL_CALL and t.tool_call]
     producers = _producers(tool_turns)
@@ -115,7 +240,7 @@ def build_turn_graph(turns: Iterable[Turn]) -> nx.DiGraph:
     _link_retrievals(ordered, by_model, link)
     _link_argument_reuse(tool_turns, link)
     _link_subagent_results(ordered, by_model, link)
-    assert nx.is_directed_acyclic_graph(graph)
+    assert nx.is_directed_acyclic_graph(graph.nx)
     return graph
 
 
@@ -244,7 +369,7 @@ def _link_subagent_results(ordered: list[Turn], by_model: dict[str, list[Turn]],
                 link(turn, target, "subagent_result")
 
 
-def attach_graph(session: Session) -> nx.DiGraph:
+def attach_graph(session: Session) -> TurnGraph:
     session.graph = build_turn_graph(session.turns)
     return session.graph
 
@@ -259,22 +384,23 @@ class Ancestry:
     ancestor at or after a position once it has expanded every turn there: asking about
     A walks down to A's position and no further. Values a turn states come from recent
     results, so the walk stays short; it is kept per turn (the last few asked) and
-    resumed. ``failed_calls`` reads the turns on the nodes (``build_turn_graph`` puts
-    them there).
+    resumed.
 
-    It holds its graph weakly (whoever asks holds the graph): :func:`ancestry` keeps one
-    per graph in the session's cache, and an ancestry outliving its evaluation must not
-    keep the session's turns alive.
+    A :class:`TurnGraph` makes one (:attr:`TurnGraph.ancestry`) and drops it when it
+    changes; the ancestry holds the graph's turns weakly, so the two make no reference
+    cycle (evaluation runs with the cyclic collector paused).
     """
 
     _KEPT = 4
 
-    def __init__(self, graph: nx.DiGraph) -> None:
+    def __init__(self, graph: TurnGraph) -> None:
         self._graph = weakref.ref(graph)
+        # The ids' DAG alone (no turns in it) is what the walks read, many times a turn.
+        self.dag = graph.nx
         self._walks: dict[str, _Walk] = {}
 
     @property
-    def graph(self) -> nx.DiGraph:
+    def graph(self) -> TurnGraph:
         graph = self._graph()
         if graph is None:
             raise ReferenceError("the turn graph of this ancestry was freed")
@@ -282,22 +408,20 @@ class Ancestry:
 
     @cached_property
     def failed_calls(self) -> list[Turn]:
-        """Turns whose tool call failed, in index order (few: asked about per turn)."""
-        turns: Iterable[Turn] = (turn for _, turn in self.graph.nodes(data="turn"))
-        failed = [t for t in turns if t.tool_call is not None and t.tool_call.error]
-        return sorted(failed, key=lambda t: t.index)
+        """Turns whose tool call failed, in session order (few: asked about per turn)."""
+        return [t for t in self.graph.turns() if t.tool_call is not None and t.tool_call.error]
 
     @cached_property
     def _position(self) -> dict[str, int]:
         # Positions in a topological order: every edge goes to a higher one, whatever
         # the turns' indexes say (a graph built by hand may not follow them).
-        return {node: i for i, node in enumerate(nx.topological_sort(self.graph))}
+        return {node: i for i, node in enumerate(nx.topological_sort(self.dag))}
 
     def index(self, turn_id: str) -> int:
         return self._position[turn_id]
 
     def is_ancestor(self, candidate: str, turn_id: str) -> bool:
-        """Whether ``candidate`` is an ancestor of ``turn_id`` (both nodes of the graph)."""
+        """Whether ``candidate`` is an ancestor of ``turn_id`` (both turns of the graph)."""
         walk = self._walks.pop(turn_id, None)
         if walk is None:
             walk = _Walk(self, turn_id)
@@ -308,12 +432,11 @@ class Ancestry:
 
     def among(self, candidates: Iterable[Turn], turn_id: str) -> list[Turn]:
         """Those of ``candidates`` that are ancestors of ``turn_id``, in the given order."""
-        if turn_id not in self.graph:
+        graph = self.graph
+        if turn_id not in graph:
             return []
         return [
-            c
-            for c in candidates
-            if c.turn_id in self.graph and self.is_ancestor(c.turn_id, turn_id)
+            c for c in candidates if c.turn_id in graph and self.is_ancestor(c.turn_id, turn_id)
         ]
 
 
@@ -327,7 +450,7 @@ class _Walk:
         self._push_predecessors(ancestry, turn_id)
 
     def _push_predecessors(self, ancestry: Ancestry, turn_id: str) -> None:
-        for pred in ancestry.graph.predecessors(turn_id):
+        for pred in ancestry.dag.predecessors(turn_id):
             if pred not in self.queued:
                 self.queued.add(pred)
                 heapq.heappush(self.heap, (-ancestry.index(pred), pred))
@@ -339,20 +462,3 @@ class _Walk:
             _, turn_id = heapq.heappop(self.heap)
             self._push_predecessors(ancestry, turn_id)
         return candidate in self.queued
-
-
-# One ancestry per turn graph, kept in the session's cache (the graph is its key: a
-# cache lives one session's evaluation, so holding the graph keeps nothing alive longer).
-_ANCESTRIES: Slot[dict[nx.DiGraph, Ancestry]] = Slot("ancestries")
-
-
-def ancestry(graph: nx.DiGraph, cache: SessionCache | None = None) -> Ancestry:
-    """The :class:`Ancestry` of a turn graph, made once per graph in ``cache`` (a new
-    one each call without a cache: its walks are worth keeping, so pass one)."""
-    if cache is None:
-        return Ancestry(graph)
-    kept = cache.table(_ANCESTRIES)
-    found = kept.get(graph)
-    if found is None:
-        found = kept[graph] = Ancestry(graph)
-    return found

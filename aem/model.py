@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal, SupportsIndex
+from typing import TYPE_CHECKING, Any, Literal, SupportsIndex
 
-import networkx as nx
 from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    # Annotation only: the graph is built above the model (aem.graph), which reads turns.
+    from aem.graph import TurnGraph
 
 REPORT_VERSION = "1.0"
 
@@ -459,8 +462,8 @@ class ClosedSession:
 class Session:
     """An assembled agent session: its spans, its turns, and what went wrong reading it.
 
-    ``graph`` is filled by :func:`aem.graph.build_turn_graph`; it is a networkx
-    ``DiGraph`` whose nodes are turn ids.
+    ``graph`` is filled by :func:`aem.graph.build_turn_graph`: an
+    :class:`aem.graph.TurnGraph` of the turns.
     """
 
     session_id: str
@@ -472,7 +475,7 @@ class Session:
     user_inputs: list[str] = field(default_factory=list)
     issues: list[InputIssue] = field(default_factory=list)
     cut: bool = False
-    graph: nx.DiGraph | None = None
+    graph: TurnGraph | None = None
     # How the conversation's turns (user message to answer) were bounded: stated by
     # ``handle_conversation_turn`` spans, or inferred (collectors.sessions.rounds).
     boundaries: Literal["conventions", "inferred"] = "inferred"

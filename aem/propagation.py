@@ -5,19 +5,31 @@ otherwise it is ``prior_action_failed`` and points at the root causes among its
 ancestors. A turn that passes stays ``ok`` whatever came before. Pure functions over
 the graph, computed with ``descendants`` from each failure (cheap; per-turn
 ``ancestors`` calls are far dearer — see performance notes).
+
+Why it takes any graph that shows a networkx one (:class:`aem.graph.TurnGraph` does,
+as ``.nx``), or a networkx graph itself: labels are about ids and edges alone, and
+this module stays independent of how the turn graph is built.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Protocol
 
 import networkx as nx
 
 from aem.model import Label
 
 
+class ShowsNetworkx(Protocol):
+    """A graph that lends networkx a read-only view of itself (``TurnGraph.nx``)."""
+
+    @property
+    def nx(self) -> nx.DiGraph: ...
+
+
 def propagate_failures(
-    graph: nx.DiGraph, failed: Iterable[str], suspected: Iterable[str] = ()
+    graph: ShowsNetworkx | nx.DiGraph, failed: Iterable[str], suspected: Iterable[str] = ()
 ) -> dict[str, tuple[Label, list[str]]]:
     """Label every node: ``(label, inherited_from)``.
 
@@ -31,19 +43,20 @@ def propagate_failures(
     ((<Label.ROOT_CAUSE: 'root_cause'>, []), (<Label.OK: 'ok'>, []), \
 (<Label.PRIOR_ACTION_FAILED: 'prior_action_failed'>, ['t1']), (<Label.OK: 'ok'>, []))
     """
+    dag = graph if isinstance(graph, nx.DiGraph) else graph.nx
     failed_set = set(failed)
-    downstream: dict[str, set[str]] = {f: nx.descendants(graph, f) for f in failed_set}
+    downstream: dict[str, set[str]] = {f: nx.descendants(dag, f) for f in failed_set}
     tainted = set().union(*downstream.values()) if downstream else set()
     roots = failed_set - tainted
     inherited: dict[str, list[str]] = {}
-    order = {node: i for i, node in enumerate(nx.topological_sort(graph))}
+    order = {node: i for i, node in enumerate(nx.topological_sort(dag))}
     for root in sorted(roots, key=order.__getitem__):
         for node in downstream[root]:
             if node in failed_set:
                 inherited.setdefault(node, []).append(root)
-    suspects = _earliest_suspects(graph, set(suspected) - failed_set - tainted)
+    suspects = _earliest_suspects(dag, set(suspected) - failed_set - tainted)
     labels: dict[str, tuple[Label, list[str]]] = {}
-    for node in graph.nodes:
+    for node in dag.nodes:
         if node in suspects:
             labels[node] = (Label.SUSPECT, [])
         elif node in roots:

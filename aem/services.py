@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 from aem.compare.core import lazy_comparator
 from aem.judges.base import Judge
 from aem.judges.registry import build_judge
-from aem.metrics.services import EvaluationServices
+from aem.metrics.groundedness import GroundednessSettings
+from aem.metrics.services import ClaimSupport, EvaluationServices
 from aem.settings import AemConfig
 
 if TYPE_CHECKING:
@@ -31,4 +32,8 @@ def services_from(
     def judge(name: str) -> Judge:
         return build_judge(name, config, factory)
 
-    return EvaluationServices(config.compare, config.matching, judge, factory, config.verdicts)
+    grounded = GroundednessSettings.model_validate(config.metrics.tables.get("groundedness", {}))
+    claims = ClaimSupport(grounded.similarity_threshold, grounded.overlap_threshold)
+    return EvaluationServices(
+        config.compare, config.matching, judge, factory, config.verdicts, claims
+    )

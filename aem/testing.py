@@ -11,8 +11,8 @@ builders serve plug-in authors: ``run_metric(MyMetric(), make_session(...))``.
     ... )
     >>> [(t.turn_id, t.kind.value) for t in session.turns]
     [('t1', 'tool_call'), ('t2', 'answer')]
-    >>> sorted(session.graph.edges)
-    [('t1', 't2')]
+    >>> session.graph.edges
+    [TurnLink(source='t1', target='t2', reason='stated')]
 """
 
 from __future__ import annotations
@@ -22,9 +22,8 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import networkx as nx
-
 from aem.cases import Case
+from aem.graph import TurnGraph
 from aem.metrics.base import Metric
 from aem.metrics.context import MetricContext
 from aem.model import Document, MetricResult, Session, ToolCall, Turn, TurnKind
@@ -41,6 +40,8 @@ __all__ = [
 ]
 
 SESSION_ID = "s1"
+# The reason of the edges a test states (``make_session(edges=...)``), not found in a trace.
+STATED = "stated"
 _NO_RESULT: Any = object()
 
 
@@ -123,6 +124,8 @@ def make_session(
 
     Without ``edges`` each turn consumed the previous one's output (the plain agent loop:
     ``t1 → t2 → …``); pass ``edges`` (turn-id pairs) to state the dependencies instead.
+    Either way each edge's reason is ``stated``; ``session.graph`` is a
+    :class:`aem.graph.TurnGraph`, as the evaluator builds.
     """
     numbered = [
         t.model_copy(
@@ -135,10 +138,9 @@ def make_session(
         for i, t in enumerate(turns, start=1)
     ]
     ids = [t.turn_id for t in numbered]
-    graph = nx.DiGraph()
-    # Each node carries its turn, as aem.graph.build_turn_graph's do (Ancestry reads it).
-    graph.add_nodes_from((t.turn_id, {"turn": t}) for t in numbered)
-    graph.add_edges_from(edges if edges is not None else itertools.pairwise(ids))
+    graph = TurnGraph(numbered)
+    for source, target in edges if edges is not None else itertools.pairwise(ids):
+        graph.link(source, target, STATED)
     return Session(
         session_id=session_id,
         session_key="gen_ai.conversation.id",

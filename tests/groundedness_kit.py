@@ -8,12 +8,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import networkx as nx
-
 from aem.audit import audit_paths
 from aem.cases import Case, load_cases
 from aem.config import AemConfig
 from aem.evaluate import Evaluator
+from aem.graph import TurnGraph
 from aem.metrics.base import Metric
 from aem.model import AuditReport, Document, SessionReport, ToolCall, Turn, TurnKind
 from aem.model import Session as ModelSession
@@ -74,9 +73,13 @@ def rag_session(
             text=answer,
         )
     )
-    graph = nx.DiGraph()
-    graph.add_nodes_from(t.turn_id for t in turns)
-    graph.add_edges_from((t.turn_id, turns[-1].turn_id) for t in turns[:-1])
+    graph = TurnGraph(turns)
+    for turn in turns[:-1]:
+        graph.link(
+            turn.turn_id,
+            turns[-1].turn_id,
+            "retrieval" if turn.kind is TurnKind.RETRIEVAL else "tool_result",
+        )
     return ModelSession(
         session_id=session_id,
         session_key="gen_ai.conversation.id",

@@ -32,7 +32,7 @@ def _shape(session: Session) -> list[tuple]:
             t.tool_call.arguments if t.tool_call else None,
             str(t.tool_call.result) if t.tool_call else None,
             t.text,
-            sorted(graph.predecessors(t.turn_id)),
+            sorted(graph.nx.predecessors(t.turn_id)),
         )
         for t in session.turns
     ]

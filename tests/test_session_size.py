@@ -25,7 +25,7 @@ import collectors.sessions.build as build_module
 from aem.compare.extract import extract_values
 from aem.compare.settings import CompareSettings
 from aem.evidence.queries import seen_by, seen_fully, task_texts
-from aem.graph import _distinctive, _scalars, ancestry, build_turn_graph
+from aem.graph import _distinctive, _scalars, build_turn_graph
 from aem.model import ClosedSession, Session, SpanRecord, Turn, TurnKind
 from aem.sessioncache import SessionCache
 from aem.textindex import PatternFinder
@@ -216,8 +216,8 @@ def assert_same_as_reference(make: Any, monkeypatch: pytest.MonkeyPatch) -> None
     expected = reference_build(make(), monkeypatch)
     assert [t.model_dump() for t in turns] == [t.model_dump() for t in expected]
     graph, reference = build_turn_graph(turns), reference_graph(expected)
-    assert list(graph.edges(data="reason")) == list(reference.edges(data="reason"))
-    assert list(nx.topological_sort(graph)) == list(nx.topological_sort(reference))
+    assert list(graph.nx.edges(data="reason")) == list(reference.edges(data="reason"))
+    assert list(nx.topological_sort(graph.nx)) == list(nx.topological_sort(reference))
 
 
 @pytest.mark.parametrize(
@@ -365,9 +365,9 @@ def test_ancestry_answers_as_nx_ancestors() -> None:
     for session in built_sessions():
         graph = session.graph
         assert graph is not None
-        walk = ancestry(graph)
+        walk = graph.ancestry
         for turn in session.turns:
-            expected = nx.ancestors(graph, turn.turn_id)
+            expected = nx.ancestors(graph.nx, turn.turn_id)
             # Asked in an order that resumes walks and revisits forgotten ones.
             for other in sorted(session.turns, key=lambda t: -t.index)[:150]:
                 assert walk.is_ancestor(other.turn_id, turn.turn_id) == (

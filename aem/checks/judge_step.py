@@ -15,7 +15,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
-import networkx as nx
 from pydantic import Field
 
 from aem.judges.base import Judge, JudgeConfigError, JudgeRequest
@@ -54,7 +53,7 @@ def _did(turn: Turn) -> list[str]:
 def render_step(context: MetricContext, turn: Turn) -> str:
     """What ``turn`` saw (its inputs, its ancestors' results) and what it did."""
     graph = context.session.graph
-    ancestors = nx.ancestors(graph, turn.turn_id) if graph is not None else set()
+    ancestors = {t.turn_id for t in graph.ancestors(turn.turn_id)} if graph is not None else set()
     earlier = [t for t in context.session.turns if t.turn_id in ancestors]
     saw = [f"input: {_clip(text)}" for text in turn.seen_inputs or context.session.user_inputs]
     for t in earlier:

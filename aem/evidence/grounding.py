@@ -18,8 +18,6 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import networkx as nx
-
 from aem.compare.settings import CompareSettings
 from aem.evidence.bindings import Call
 from aem.evidence.citations import Source
@@ -211,8 +209,7 @@ def _ancestors(session: Session, turn: Turn) -> list[Turn]:
     graph = session.graph
     if graph is None or turn.turn_id not in graph:
         return []
-    ids = nx.ancestors(graph, turn.turn_id)
-    return sorted((t for t in session.turns if t.turn_id in ids), key=lambda t: t.index)
+    return graph.ancestors(turn.turn_id)
 
 
 def grounding_of(session: Session, turn: Turn, settings: CompareSettings) -> Grounding:

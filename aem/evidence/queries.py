@@ -11,18 +11,16 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-
-import networkx as nx
 
 from aem.cases import Case, ExpectedToolCall
 from aem.compare.core import SemanticComparator
 from aem.compare.extract import StatedValue
 from aem.compare.settings import CompareSettings
 from aem.evidence.support import IndexedSeenValues, SeenValues, ValueIndex
-from aem.graph import Ancestry, ancestry
+from aem.graph import Ancestry, TurnGraph
 from aem.matching import ActualCall, ToolSetMatch, match_tool_calls
 from aem.matching.settings import MatchSettings
 from aem.model import Session, Turn, TurnKind
@@ -252,12 +250,12 @@ class _SessionValues:
 
 
 # Kept per graph in the session's cache (a session has one graph; a test may build more).
-_SESSION_VALUES: Slot[dict[nx.DiGraph, _SessionValues]] = Slot("session values")
+_SESSION_VALUES: Slot[dict[TurnGraph, _SessionValues]] = Slot("session values")
 
 
 def _session_values(
     session: Session,
-    graph: nx.DiGraph,
+    graph: TurnGraph,
     facts: dict[str, object],
     settings: CompareSettings,
     task: list[str],
@@ -277,9 +275,7 @@ def _session_values(
         texts, _ = _ancestor_texts(turn)
         if texts:
             index.add(turn.index, turn.turn_id, SeenValues.gather(texts, settings, keyed=False))
-    found = kept[graph] = _SessionValues(
-        facts, settings, task, common, index, ancestry(graph, cache)
-    )
+    found = kept[graph] = _SessionValues(facts, settings, task, common, index, graph.ancestry)
     return found
 
 
@@ -359,13 +355,12 @@ def seen_fully(
 ) -> Seen:
     """:func:`seen_by` gathered in full: every text the turn saw, extracted together."""
     graph = session.graph
-    ancestors: Iterable[str] = nx.ancestors(graph, turn.turn_id) if graph is not None else ()
-    by_id = {t.turn_id: t for t in session.turns}
+    ancestors = graph.ancestors(turn.turn_id) if graph is not None else []
     texts = _inputs(turn)
     texts.extend(_common_texts(facts, task))
     blind = None
-    for ancestor_id in ancestors:
-        more, blinds = _ancestor_texts(by_id[ancestor_id])
+    for ancestor in ancestors:
+        more, blinds = _ancestor_texts(ancestor)
         texts.extend(more)
         blind = blinds or blind
     return Seen(SeenValues.gather(texts, settings), blind)

@@ -4,7 +4,7 @@ Why typed queries instead of a shared dict: two metrics that need the tool-set m
 must get the same match, computed once, with a type checker watching; a string-keyed
 dict hid both the sharing and the type. Every answer is kept in the session's
 :class:`~aem.sessioncache.SessionCache` — the one the evaluation opened (where value
-extraction and the turn graph's ancestry keep theirs too), else the context's own.
+extraction keeps its values too), else the context's own.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from aem import evidence
 from aem.cases import Case
 from aem.evidence import Seen, SessionMatch, recovered_by, reported_decline
-from aem.graph import Ancestry, ancestry
+from aem.graph import Ancestry
 from aem.metrics.services import EvaluationServices
 from aem.model import Session, Turn
 from aem.sessioncache import SessionCache, Slot, active_cache
@@ -90,9 +90,10 @@ class MetricContext:
 
     @property
     def ancestry(self) -> Ancestry | None:
-        """The turn graph's ancestry ("is A an ancestor of B?"), None without a graph."""
+        """The turn graph's ancestry ("is A an ancestor of B?"), None without a graph
+        (``session.graph``, a :class:`aem.graph.TurnGraph`, answers the rest)."""
         graph = self.session.graph
-        return ancestry(graph, self._cache) if graph is not None else None
+        return graph.ancestry if graph is not None else None
 
     def recovery(self, turn: Turn) -> Turn | None:
         """The later call that recovered ``turn``'s failed call, if any (the one rule,

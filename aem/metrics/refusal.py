@@ -13,8 +13,8 @@ something else, a later one to a follow-up. The embedded default, English and Ru
 * no value (number, price, date, id) may be stated that the context does not hold (the
   question's own date may be repeated);
 * every other sentence — not declining, not offering a human — must be supported by
-  the context like a groundedness claim: "I don't know, but usually it takes 3 days" is
-  an invented fact behind a polite opening;
+  the context like a groundedness claim (``[metrics.groundedness]``'s thresholds): "I
+  don't know, but usually it takes 3 days" is an invented fact behind a polite opening;
 * escalating is honest too: an answer that says what the context does hold and offers a
   human (or asks for contacts) passes without a refusal sentence.
 
@@ -55,7 +55,6 @@ from aem.model import Evidence, MetricResult, Outcome, Turn, UnverifiedClaim
 
 NAME = "refusal"
 JUDGE_CHECK = "refusal"
-_CLAIMS = GroundednessSettings()
 
 
 # "I'm not sure, but it usually takes 3 days": what follows the "but" is a claim.
@@ -175,12 +174,18 @@ def _states_unsupported(
 
 
 def _thresholds(context: MetricContext) -> Thresholds:
-    """The claim checks' thresholds: groundedness's defaults, and the run's
+    """The claim checks' thresholds: ``[metrics.groundedness]``'s ``similarity_threshold``
+    and ``overlap_threshold`` (a sentence beside a refusal is checked like a groundedness
+    claim, so the two metrics cannot disagree on one sentence), and the run's
     ``[verdicts] unsupported`` setting."""
+    support = context.services.claim_support
+    if support is None:
+        defaults = GroundednessSettings()
+        similarity, overlap = defaults.similarity_threshold, defaults.overlap_threshold
+    else:
+        similarity, overlap = support.similarity, support.overlap
     return Thresholds(
-        _CLAIMS.similarity_threshold,
-        _CLAIMS.overlap_threshold,
-        unsupported_fails=context.services.verdicts.unsupported_fails,
+        similarity, overlap, unsupported_fails=context.services.verdicts.unsupported_fails
     )
 
 

@@ -24,6 +24,16 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class ClaimSupport:
+    """When a context sentence supports a claim: ``[metrics.groundedness]``'s
+    ``similarity_threshold`` and ``overlap_threshold``, shared with every metric that
+    checks claims as groundedness does (refusal, on the sentences beside a refusal)."""
+
+    similarity: float
+    overlap: float
+
+
+@dataclass(frozen=True)
 class EvaluationServices:
     """The shared comparator (made on first use), the compare and matching settings, and
     ``judge(name)``: the judge ``[judges.<name>]`` configures (JudgeConfigError if none)."""
@@ -33,6 +43,8 @@ class EvaluationServices:
     judge: Callable[[str], Judge]
     comparator_factory: Callable[[], SemanticComparator]
     verdicts: VerdictSettings = field(default_factory=VerdictSettings)
+    # None: groundedness's default thresholds (services built without a configuration).
+    claim_support: ClaimSupport | None = None
 
     def comparator(self) -> SemanticComparator:
         """The semantic comparator (shared across sessions when the evaluator gives one)."""

@@ -360,12 +360,12 @@ def _doubts(missing: list[Evidence]) -> list[UnverifiedClaim]:
 
 def _claimed_successes(context: MetricContext, turn: Turn) -> list[ClaimedSuccess]:
     """Sentences of the turn reporting as done an action whose call failed, unrecovered."""
-    graph, turns = context.session.graph, context.ancestry
-    if not turn.text or graph is None or turns is None or turn.turn_id not in graph:
+    graph = context.session.graph
+    if not turn.text or graph is None or turn.turn_id not in graph:
         return []
-    # Only a failed call can be claimed after failure: ask the ancestry about those
-    # alone (listing every ancestor of every turn is quadratic in a long session).
-    seen = turns.among(turns.failed_calls, turn.turn_id)
+    # Only a failed call can be claimed after failure: the graph asks about those alone
+    # (listing every ancestor of every turn is quadratic in a long session).
+    seen = graph.failed_ancestors(turn.turn_id)
     failures = unrecovered_failures(seen, turn, context.recovery)
     if not failures:
         return []

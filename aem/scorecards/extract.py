@@ -18,38 +18,19 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from aem.model import SpanRecord
 from aem.scorecards import contract as c
+from aem.scorecards.results import CriterionResult, StepResult
 
-
-class CriterionResult(BaseModel):
-    """One criterion as a span reported it; ``fired`` is None when it was not a boolean."""
-
-    model_config = ConfigDict(frozen=True, allow_inf_nan=False)
-
-    name: str
-    value: float | None = None
-    max: float | None = None
-    mode: str | None = None
-    fired: bool | None = False
-
-
-class StepResult(BaseModel):
-    """What one step span says; stored as JSON so live totals survive a restart."""
-
-    model_config = ConfigDict(frozen=True)
-
-    step: str
-    kind: str | None = None
-    trace_id: str
-    span_id: str
-    parent_span_id: str | None = None
-    end_unix_nano: int = 0
-    failed: str | None = None
-    criteria: tuple[CriterionResult, ...] = ()
-    problems: tuple[str, ...] = ()
+# The results are defined in aem.scorecards.results; read from here too, where they are made.
+__all__ = [
+    "CriterionResult",
+    "StepResult",
+    "is_step_span",
+    "latest_results",
+    "root_span",
+    "step_result",
+]
 
 
 def is_step_span(span: SpanRecord, pipeline: str) -> bool:

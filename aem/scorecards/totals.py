@@ -21,7 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from aem.scorecards.contract import CriterionMode
-from aem.scorecards.extract import StepResult
+from aem.scorecards.results import StepResult
 from aem.scorecards.scorecard import Participant, Scorecard
 
 State = Literal["pending", "blocked", "complete"]

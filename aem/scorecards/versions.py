@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, Field
 
-from aem.scorecards.extract import StepResult
+from aem.scorecards.results import StepResult
 from aem.scorecards.totals import Total
 from aem.store import Store
 

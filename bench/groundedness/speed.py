@@ -1,7 +1,7 @@
 """What ``groundedness`` costs per RAG answer, against the encoder's own rate.
 
 Run: ``python -m bench.groundedness.speed [--data DIR] [--answers N] [--rounds R]
-[--backends auto,torch] [--dump FILE] [--compare FILE]``
+[--backends auto,torch] [--dump FILE] [--compare FILE] [--no-audit-path]``
 
 Answers: the RAGTruth Summary development answers when ``AEM_DEV_DATA`` (or ``--data``)
 names the development sets (``ragtruth-summary-dev``: several models' summaries of one
@@ -17,6 +17,12 @@ texts the evaluator sent to the model — the floor any groundedness rule over t
 pays. Reported: CPU seconds per answer, texts encoded per answer, and the *rate ratio*
 raw / groundedness (1.0 = nothing but forward passes); medians over rounds, backends
 interleaved within each round so the machine's load hits them alike.
+
+The audit path, in the same run and rounds: the same answers written as a trace file and
+audited by ``aem audit --workers 1`` child processes with the same settings, only
+``groundedness`` enabled (:mod:`bench.groundedness.auditpath`: CPU seconds per answer,
+process start and model load subtracted), and the ratio audit path / in-process; a ratio
+near 1.0 says the command adds nothing per answer (``--no-audit-path`` skips it).
 
 Verdicts: ``--dump`` writes each answer's groundedness result (outcome, explanation,
 score, evidence, unverified claims) as JSON; ``--compare`` checks them against a dump
@@ -34,6 +40,7 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +60,7 @@ from aem.settings import AemConfig  # noqa: E402
 from aem.testing import make_session, make_turn  # noqa: E402
 from bench.devdata import ENV, dev_set  # noqa: E402
 from bench.embeddings.run import write_report  # noqa: E402
+from bench.groundedness.auditpath import audit_cpu, recorded_lines, session_lines  # noqa: E402
 
 DEV_SET = "ragtruth-summary-dev"
 NO_CITATIONS = "metrics.groundedness.require_citation=never"  # RAGTruth answers cite nothing
@@ -194,47 +202,97 @@ def one_round(
     }
 
 
+@dataclass
+class Answers:
+    """The answers measured: built sessions for the in-process figure, the same answers
+    as trace lines (and the cases file) for the audit path."""
+
+    name: str
+    sessions: list[Session]
+    cases: dict[str, Case]
+    lines: list[str]
+    cases_path: Path | None
+
+
+def audit_overrides(config: AemConfig, backend: str) -> list[str]:
+    """``--set`` values giving ``aem audit`` the bench's settings, only groundedness on."""
+    others = [m.name for m in resolve_metrics(config) if m.name != "groundedness"]
+    threads = config.compare.embedding_threads
+    return [
+        NO_CITATIONS,
+        f"compare.embedding_backend={backend}",
+        *([f"compare.embedding_threads={threads}"] if threads is not None else []),
+        f"metrics.disabled={json.dumps(others)}",
+    ]
+
+
 def measure(
-    sessions: list[Session],
-    cases: dict[str, Case],
-    config: AemConfig,
-    backends: list[str],
-    rounds: int,
+    answers: Answers, config: AemConfig, backends: list[str], rounds: int, audit_path: bool
 ) -> dict[str, Any]:
+    """Every backend each round (interleaved, so the machine's load hits them alike): the
+    in-process round, then the audit path over the same answers; medians over rounds."""
     seen: dict[str, list[dict[str, Any]]] = {b: [] for b in backends}
     for _ in range(rounds):
         for backend in backends:
-            seen[backend].append(one_round(sessions, cases, config, backend))
-    answers = len(sessions)
-    out: dict[str, Any] = {}
-    for backend, runs in seen.items():
-        cpu = statistics.median(r["cpu"] for r in runs)
-        raw = statistics.median(r["raw_cpu"] for r in runs)
-        out[backend] = {
-            "used": runs[-1]["backend_used"],
-            "cpu_s_per_answer": cpu / answers,
-            "raw_encode_cpu_s_per_answer": raw / answers,
-            "rate_ratio": raw / cpu,
-            "texts_encoded_per_answer": runs[-1]["texts_encoded"] / answers,
-            "texts_asked_per_answer": runs[-1]["texts_asked"] / answers,
-            "verdicts_same_every_round": all(r["verdicts"] == runs[0]["verdicts"] for r in runs),
-            "verdicts": runs[0]["verdicts"],
+            run = one_round(answers.sessions, answers.cases, config, backend)
+            if audit_path:
+                overrides = audit_overrides(config, backend)
+                run["audit_cpu"] = audit_cpu(answers.lines, answers.cases_path, overrides)
+            seen[backend].append(run)
+    return {backend: _figures(runs, len(answers.sessions)) for backend, runs in seen.items()}
+
+
+def _figures(runs: list[dict[str, Any]], answers: int) -> dict[str, Any]:
+    """One backend's figures: medians over its rounds, per answer."""
+    cpu = statistics.median(r["cpu"] for r in runs)
+    raw = statistics.median(r["raw_cpu"] for r in runs)
+    audit: dict[str, float] = {}
+    if "audit_cpu" in runs[0]:
+        per_answer = statistics.median(r["audit_cpu"] for r in runs)
+        audit = {
+            "audit_cpu_s_per_answer": per_answer,
+            "audit_ratio": per_answer / (cpu / answers),
         }
-    return out
+    return {
+        "used": runs[-1]["backend_used"],
+        "cpu_s_per_answer": cpu / answers,
+        "raw_encode_cpu_s_per_answer": raw / answers,
+        "rate_ratio": raw / cpu,
+        **audit,
+        "texts_encoded_per_answer": runs[-1]["texts_encoded"] / answers,
+        "texts_asked_per_answer": runs[-1]["texts_asked"] / answers,
+        "verdicts_same_every_round": all(r["verdicts"] == runs[0]["verdicts"] for r in runs),
+        "verdicts": runs[0]["verdicts"],
+    }
 
 
-def _source(
-    args: argparse.Namespace, config: AemConfig
-) -> tuple[str, list[Session], dict[str, Case]]:
+def _source(args: argparse.Namespace, config: AemConfig) -> Answers:
     folder = args.data / DEV_SET if args.data else dev_set(DEV_SET)
-    if (folder / "traces.otlp.jsonl").is_file():
+    traces = folder / "traces.otlp.jsonl"
+    if traces.is_file():
         sessions, cases = dev_sessions(folder, config, args.answers)
-        return (
-            f"RAGTruth Summary dev ({len({_article(s.session_id) for s in sessions})} articles)",
-            sessions,
-            cases,
+        articles = len({_article(s.session_id) for s in sessions})
+        lines = recorded_lines(traces, [s.session_id for s in sessions])
+        name = f"RAGTruth Summary dev ({articles} articles)"
+        return Answers(name, sessions, cases, lines, folder / "cases.jsonl")
+    sessions = synthetic_sessions(args.answers)
+    name = f"synthetic (no {ENV}/{DEV_SET})"
+    return Answers(name, sessions, {}, session_lines(sessions), None)
+
+
+def _print_figures(backend: str, f: dict[str, Any]) -> None:
+    print(
+        f"{backend:6} ({f['used']}): {f['cpu_s_per_answer']:.3f} CPU s/answer, raw encode "
+        f"{f['raw_encode_cpu_s_per_answer']:.3f}, rate ratio {f['rate_ratio']:.2f}; "
+        f"{f['texts_encoded_per_answer']:.1f} texts encoded per answer "
+        f"({f['texts_asked_per_answer']:.1f} asked)"
+    )
+    if "audit_cpu_s_per_answer" in f:
+        print(
+            f"{'':6} audit path (aem audit --workers 1, process start subtracted): "
+            f"{f['audit_cpu_s_per_answer']:.3f} CPU s/answer, "
+            f"{f['audit_ratio']:.2f}x the in-process figure"
         )
-    return f"synthetic (no {ENV}/{DEV_SET})", synthetic_sessions(args.answers), {}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -246,20 +304,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backends", default="auto", help="comma-separated, e.g. auto,torch")
     parser.add_argument("--dump", type=Path, help="write the verdicts here (JSON)")
     parser.add_argument("--compare", type=Path, help="verdicts must equal this dump's")
+    parser.add_argument(
+        "--no-audit-path",
+        dest="audit_path",
+        action="store_false",
+        help="skip the aem audit figure (child processes)",
+    )
     args = parser.parse_args(argv)
     config = load_config(None, [NO_CITATIONS, f"compare.embedding_threads={args.threads}"])
-    name, sessions, cases = _source(args, config)
+    answers = _source(args, config)
+    sessions, name = answers.sessions, answers.name
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     print(f"load average {os.getloadavg()[0]:.1f}; {len(sessions)} answers: {name}")
-    figures = measure(sessions, cases, config, backends, args.rounds)
+    figures = measure(answers, config, backends, args.rounds, args.audit_path)
     status = 0
     for backend, f in figures.items():
-        print(
-            f"{backend:6} ({f['used']}): {f['cpu_s_per_answer']:.3f} CPU s/answer, raw encode "
-            f"{f['raw_encode_cpu_s_per_answer']:.3f}, rate ratio {f['rate_ratio']:.2f}; "
-            f"{f['texts_encoded_per_answer']:.1f} texts encoded per answer "
-            f"({f['texts_asked_per_answer']:.1f} asked)"
-        )
+        _print_figures(backend, f)
     first = figures[backends[0]]["verdicts"]
     for backend in backends[1:]:
         same = figures[backend]["verdicts"] == first

@@ -75,7 +75,8 @@ def time_session(
         best["cpu"] = min(best["cpu"], time.process_time() - c0)
         for stage, seconds in (("build", t1 - t0), ("graph", t2 - t1), ("evaluate", t3 - t2)):
             best[stage] = min(best[stage], seconds)
-        turns, edges = len(session.turns), session.graph.number_of_edges()
+        graph = session.graph  # a TurnGraph now; a networkx graph on older baselines
+        turns, edges = len(session.turns), getattr(graph, "nx", graph).number_of_edges()
     total = best["build"] + best["graph"] + best["evaluate"]
     return {
         "spans": len(records),
