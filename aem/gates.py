@@ -155,11 +155,3 @@ def parse_gates(specs: Iterable[str], resolved: ResolvedMetrics) -> list[tuple[s
     """Every ``--gate`` checked against the metrics this run's configuration runs."""
     known = [metric.name for metric in resolved.metrics]
     return [parse_gate(spec, known) for spec in specs]
-
-
-def gate_exit_code(report: AuditReport) -> int:
-    """With gates the run's verdict is theirs: 0 when every gate passed, 1 when one did
-    not; 2 when nothing could be read (no verdict at all)."""
-    if report.spans_read == 0:
-        return 2
-    return 0 if all(g.passed for g in report.gates) else 1

@@ -1,11 +1,16 @@
 """Help texts say what a user types: no swallowed ``[serve]``, no ``<bool>`` after a
-flag, and ``aem serve --help`` lists the settings that matter with their defaults."""
+flag, ``aem serve --help`` lists the settings that matter with their defaults, and every
+command's help ends with the one exit-code table, one code a line."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+import typer
 from typer.testing import CliRunner
 
-from aem.cli import app
+from aem.cli import ExitCode, app
 
 
 def _help(*args: str) -> str:
@@ -38,7 +43,23 @@ def test_serve_help_lists_key_settings_with_defaults() -> None:
         assert shown in text
 
 
-def test_root_help_states_the_exit_codes() -> None:
-    text = " ".join(_help().split())
-    assert "0 nothing found; 1 root causes found" in text
-    assert "3 internal error (rerun with --debug" in text
+def _command_paths(command: Any, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every command and group under ``command``, as the words that reach it."""
+    paths = [path]
+    for name, sub in getattr(command, "commands", {}).items():
+        paths += _command_paths(sub, (*path, name))
+    return paths
+
+
+COMMANDS = _command_paths(typer.main.get_command(app))
+
+
+def test_the_tree_walk_finds_every_command_group_and_subcommand() -> None:
+    assert {(), ("audit",), ("test", "run"), ("scorecard", "check"), ("config",)} <= set(COMMANDS)
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=lambda path: " ".join(path) or "aem")
+def test_every_help_ends_with_the_one_exit_code_table(path: tuple[str, ...]) -> None:
+    lines = [line.strip() for line in _help(*path).splitlines()]
+    table = lines[lines.index("Exit codes:") + 1 :]
+    assert table == [f"{code.value}  {code.meaning}" for code in ExitCode]

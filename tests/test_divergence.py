@@ -211,3 +211,16 @@ def test_cli_on_two_runs_alike_says_no_divergence_and_exits_0(
 def test_cli_missing_path_is_a_usage_error(tmp_path: Path) -> None:
     code, _ = _cli(str(tmp_path / "nope"), str(tmp_path / "nope2"))
     assert code == 2
+
+
+def test_cli_writes_the_compare_page_with_the_divergence_first(
+    runs: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    before, _, after = runs
+    page = tmp_path / "compare.html"
+    code, _ = _cli(str(before), str(after), "--html", str(page))
+    html = page.read_text(encoding="utf-8")
+    assert code == 1
+    section = html[html.index('id="divergence"') :]
+    assert "run-1 → run-3" in section and "14C" in section
+    assert html.index('id="divergence"') < html.index('id="ranking"')

@@ -1,11 +1,14 @@
-"""The ``aem`` command line (typer): one module per command group, wired here.
+"""The ``aem`` command line (typer): the composition root, and the only place with typer.
 
-Exit codes are the same for every command (``aem.cli.errors``): 0 nothing found,
-1 root causes found or a gate failed, 2 bad usage / unreadable input / invalid
-configuration, cases or plug-in (and, for ``aem audit --strict``, any input skipped),
-3 an internal error (rerun with ``--debug``).
-The CLI is the composition root: it is the one part of ``aem`` allowed to reach into
-``collectors`` (the readers for ``audit``, the live receivers for ``serve``).
+One module per command or command group, wired here: ``audit`` (with ``pull`` for
+``--from``/``--since``/``--sink`` and ``engines`` for ``--workers``/``--engine``),
+``serve``, ``diff``/``report``/``calibrate`` (``runs``), ``diverge``, ``agreement``,
+``config``, ``taxonomy``, ``scorecard`` (``scorecards``), and ``test``/``threshold``/
+``checks`` (``datatests``). Each parses options, calls plain functions of the package
+that does the work, prints, and exits with a code of the one table in
+:mod:`aem.cli.exit_codes`, which every command's ``--help`` prints; :mod:`aem.cli.errors`
+turns an exception into its code. The CLI is the one part of ``aem`` allowed to reach
+into ``collectors`` (the readers for ``audit``, the live receivers for ``serve``).
 """
 
 from __future__ import annotations
@@ -17,15 +20,16 @@ import typer
 from aem.cli.agreement import agreement_command
 from aem.cli.audit import audit
 from aem.cli.config_cmd import config_app
+from aem.cli.datatests import checks_command, test_app, threshold_app
 from aem.cli.diverge import diverge
-from aem.cli.errors import DEBUG_KEY, EXIT_BAD_INPUT, EXIT_OK, EXIT_ROOT_CAUSES, AemGroup
+from aem.cli.errors import DEBUG_KEY, AemGroup
+from aem.cli.exit_codes import ExitCode
 from aem.cli.runs import calibrate, diff, report
+from aem.cli.scorecards import scorecard_app
 from aem.cli.serve import serve
 from aem.cli.taxonomy import taxonomy_app
-from aem.datatests.commands import checks_command, test_app, threshold_app
-from aem.scorecards.commands import app as scorecard_app
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_OK", "EXIT_ROOT_CAUSES", "app", "main"]
+__all__ = ["ExitCode", "app", "main"]
 
 app = typer.Typer(
     cls=AemGroup,
@@ -33,12 +37,9 @@ app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
-    help="Agent Evaluation Metric: per-turn metrics and root causes from OpenTelemetry traces.\n\n"
-    "Exit codes: 0 nothing found; 1 root causes found (or a gate failed); 2 bad usage, "
-    "unreadable input, invalid configuration, cases or plug-in; 3 internal error "
-    "(rerun with --debug for the traceback). Input skipped along the way (a bad record, "
-    "an unreadable file) is reported on stderr and leaves the code alone; "
-    "aem audit --strict makes it 2.",
+    help="Agent Evaluation Metric: per-turn metrics and root causes from OpenTelemetry "
+    "traces.\n\nInput skipped along the way (a bad record, an unreadable file) is reported "
+    "on stderr and leaves the exit code alone; aem audit --strict makes it 2.",
 )
 app.command()(audit)
 app.command()(serve)
@@ -60,7 +61,7 @@ def _version(value: bool) -> None:
         from importlib.metadata import version
 
         typer.echo(f"aem {version('aem')}")
-        raise typer.Exit(EXIT_OK)
+        raise typer.Exit(ExitCode.OK)
 
 
 @app.callback()

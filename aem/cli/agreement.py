@@ -16,7 +16,8 @@ from rich.console import Console
 from rich.table import Table
 
 from aem.agreement import Agreement, Miss, agreement, read_labels
-from aem.cli.errors import EXIT_OK, EXIT_ROOT_CAUSES, fail
+from aem.cli.errors import fail
+from aem.cli.exit_codes import ExitCode
 from aem.diff import load_report
 from aem.report.terminal import output_console
 
@@ -94,4 +95,4 @@ def agreement_command(
     else:
         render_agreement(result, output_console())
     below = min_kappa is not None and (result.kappa is None or result.kappa < min_kappa)
-    raise typer.Exit(EXIT_ROOT_CAUSES if below else EXIT_OK)
+    raise typer.Exit(ExitCode.FOUND if below else ExitCode.OK)

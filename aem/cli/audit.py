@@ -1,8 +1,9 @@
 """``aem audit``: trace files in, the terminal view (or JSON, HTML) out, an exit code.
 
-Exit codes: 0 no root causes; 1 root causes found; 2 bad usage or unreadable input
-(missing path, invalid cases/config, nothing readable), or no root cause found but a
-session could not be evaluated (a clean verdict on sessions nobody evaluated is a lie).
+Exit codes (:mod:`aem.cli.exit_codes`): OK no root causes; FOUND root causes found (with
+``--gate``: a gate failed); BAD_INPUT bad usage or unreadable input (missing path,
+invalid cases/config, nothing readable), or no root cause found but a session could not
+be evaluated (a clean verdict on sessions nobody evaluated is a lie).
 Input skipped on the way (an unreadable file, a bad record, a refused span) is said on
 stderr with where it was; it leaves the exit code alone unless ``--strict`` makes it 2.
 A session whose evaluation raised is said on stderr with what raised, listed in the
@@ -30,7 +31,9 @@ from aem.audit import (
     unevaluated,
 )
 from aem.cases import Case, CasesError, load_cases
-from aem.cli.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_ROOT_CAUSES, err_console, fail
+from aem.cli.engines import EngineOption, SessionsDirOption, WorkersOption
+from aem.cli.errors import err_console, fail
+from aem.cli.exit_codes import ExitCode
 from aem.cli.pull import (
     BackendError,
     FromOption,
@@ -41,17 +44,12 @@ from aem.cli.pull import (
     configured_sinks,
     open_pull,
 )
+from aem.cli.scorecards import ScorecardOption, StoreOption
 from aem.config import load_resolved
 from aem.engines import EngineError
-from aem.engines.commands import (
-    Engine,
-    EngineOption,
-    SessionsDirOption,
-    WorkersOption,
-    audit_on_ray,
-)
+from aem.engines.choice import Engine, audit_on_ray
 from aem.evaluate import build_report
-from aem.gates import apply_gates, gate_exit_code, parse_gates
+from aem.gates import apply_gates, parse_gates
 from aem.metrics.registry import ResolvedMetrics
 from aem.model import AuditReport, ClosedSession
 from aem.provenance import provenance_by_metric
@@ -59,15 +57,8 @@ from aem.ranking import load_taxonomy
 from aem.report.gate_view import render_gates
 from aem.report.session_view import SHOWN_SESSIONS
 from aem.report.terminal import output_console, render
-from aem.scorecards.commands import (
-    ScorecardOption,
-    StoreOption,
-    add_scorecard_issues,
-    audit_scorer,
-    print_totals,
-    report_with_totals,
-)
-from aem.scorecards.post_hoc import SessionScorer
+from aem.scorecards.operations import ScoredAuditReport, audit_scorer, scored_report
+from aem.scorecards.render import render_scored
 from aem.sinks.base import DeliveryError, Sink
 from aem.sinks.delivery import close_all, deliver_reports
 from aem.store import StoreError
@@ -174,17 +165,16 @@ def audit(
     A table per session (beyond 10 sessions, the first 10 with a root cause: --all for
     all), a line per failed turn, a legend, the ranking, a summary; piped: 120+ columns.
 
-    Exit code 0: no root causes; 1: root causes found; 2: bad input or configuration,
-    or, with --strict, any input skipped (skipped input is always reported on stderr).
+    Skipped input is always reported on stderr; with --strict it makes the exit code 2.
     """
     paths = _inputs(paths or [], from_ or [], engine)
     resolved, case_map = _settings(config, set_, taxonomy, cases)
     try:
         scorer = audit_scorer(scorecard, store) if scorecard else None
         gates = parse_gates(gate or [], resolved)
-    except (CasesError, ValueError, OSError) as exc:
+    except (CasesError, ValueError, OSError, StoreError) as exc:
         fail(exc)
-    pull, sinks = _pull_and_sinks(from_ or [], since, until, store, sink or [], config, json_)
+    pull, sinks = _pull_and_sinks(from_ or [], since, until, store, sink or [], resolved, json_)
     report = _run_audit(
         engine,
         workers,
@@ -197,35 +187,38 @@ def audit(
         max_record_bytes=max_record_bytes,
         **pull.audit_options(),
     )
-    add_scorecard_issues(report, scorer)
+    if scorer is not None:
+        report = scored_report(report, scorer)
     _deliver(report, sinks, pull, provenance_by_metric(resolved.metrics, resolved.config.judges))
     apply_gates(report, gates, case_map, gate_unmeasured)
     _write_files(report, out, html)
-    _show(report, scorer, json_=json_, tables=not summary, every_session=all_)
+    _show(report, json_=json_, tables=not summary, every_session=all_)
     raise typer.Exit(_exit_code(report, gated=bool(gates), strict=strict))
 
 
-def _exit_code(report: AuditReport, *, gated: bool, strict: bool) -> int:
+def _exit_code(report: AuditReport, *, gated: bool, strict: bool) -> ExitCode:
     """The exit code (module docstring), once stderr said which sessions were not
     evaluated and what input was skipped."""
     say_unevaluated(report)
-    code = gate_exit_code(report) if gated else exit_code(report)
+    code = gated_exit_code(report) if gated else exit_code(report)
     return skipped_exit_code(report, strict, code)
 
 
-def _show(
-    report: AuditReport,
-    scorer: SessionScorer | None,
-    *,
-    json_: bool,
-    tables: bool,
-    every_session: bool,
-) -> None:
-    """The report on stdout: JSON, or the terminal view with totals and gates."""
+def gated_exit_code(report: AuditReport) -> ExitCode:
+    """With ``--gate`` the run's verdict is the gates': OK when every gate passed, FOUND
+    when one did not; BAD_INPUT when nothing could be read (no verdict at all)."""
+    if report.spans_read == 0:
+        return ExitCode.BAD_INPUT
+    return ExitCode.OK if all(g.passed for g in report.gates) else ExitCode.FOUND
+
+
+def _show(report: AuditReport, *, json_: bool, tables: bool, every_session: bool) -> None:
+    """The report on stdout: JSON (the same text ``--out`` writes), or the terminal view
+    with totals and gates."""
     if json_:
-        sys.stdout.write(report_with_totals(report.model_dump_json(indent=2), scorer) + "\n")
+        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
     else:
-        _print_view(report, scorer, tables=tables, every_session=every_session)
+        _print_view(report, tables=tables, every_session=every_session)
 
 
 def _pull_and_sinks(
@@ -234,14 +227,14 @@ def _pull_and_sinks(
     until: str | None,
     store: Path | None,
     sinks: list[str],
-    config: Path | None,
+    resolved: ResolvedMetrics,
     json_: bool,
 ) -> tuple[Pull, list[Sink]]:
     """The ``--from`` sources (planned, with ``--since last``) and the ``--sink`` sinks;
     exit 2 naming what cannot be opened, exit 0 when ``--since last`` finds nothing new."""
     try:
-        built = configured_sinks(sinks, config) if sinks else []
-        pull = open_pull(urls, since, until, store)
+        built = configured_sinks(sinks, resolved.config.sinks) if sinks else []
+        pull = open_pull(urls, since, until, store, resolved.config.sources)
     except (ValueError, OSError, BackendError, StoreError) as exc:
         fail(exc)
     if pull.nothing_new():
@@ -258,7 +251,7 @@ def _say_nothing_new(pull: Pull, json_: bool) -> NoReturn:
     )
     if json_:
         sys.stdout.write(build_report([]).model_dump_json(indent=2) + "\n")
-    raise typer.Exit(EXIT_OK)
+    raise typer.Exit(ExitCode.OK)
 
 
 def _inputs(paths: list[str], urls: list[str], engine: Engine) -> list[str]:
@@ -339,13 +332,13 @@ def _settings(
         fail(exc)
 
 
-def _print_view(
-    report: AuditReport, scorer: SessionScorer | None, *, tables: bool, every_session: bool
-) -> None:
-    """The terminal view, the scorecard totals and the gates, on one console."""
+def _print_view(report: AuditReport, *, tables: bool, every_session: bool) -> None:
+    """The terminal view, the scorecard totals (with ``--scorecard``) and the gates, on
+    one console."""
     console = output_console()
     render(report, console, sessions=tables, every_session=every_session)
-    print_totals(scorer, console)
+    if isinstance(report, ScoredAuditReport):
+        render_scored(report.scorecards, console)
     render_gates(report.gates, console)
 
 
@@ -359,25 +352,25 @@ def _write_files(report: AuditReport, out: Path | None, html: Path | None) -> No
         write_html(render_report(report), html)
 
 
-def exit_code(report: AuditReport) -> int:
+def exit_code(report: AuditReport) -> ExitCode:
     """The exit code of ``aem audit`` (module docstring), saying on stderr why it is 2."""
     err = err_console()
     if report.spans_read == 0:
         err.print("[red]error:[/] no spans could be read from the input")
-        return EXIT_BAD_INPUT
+        return ExitCode.BAD_INPUT
     if report.sessions_with_root_cause:
-        return EXIT_ROOT_CAUSES
+        return ExitCode.FOUND
     failed = len(unevaluated(report))
     if failed:  # "no root causes" would be a verdict on sessions that were not evaluated
         err.print(
             f"[red]error:[/] {failed} session(s) could not be evaluated and no other has a "
             "root cause"
         )
-        return EXIT_BAD_INPUT
-    return EXIT_OK
+        return ExitCode.BAD_INPUT
+    return ExitCode.OK
 
 
-def skipped_exit_code(report: AuditReport, strict: bool, code: int) -> int:
+def skipped_exit_code(report: AuditReport, strict: bool, code: ExitCode) -> ExitCode:
     """Say on stderr what input was skipped; with ``strict``, that makes the exit code 2."""
     skipped = skipped_input(report)
     if not skipped:
@@ -385,7 +378,7 @@ def skipped_exit_code(report: AuditReport, strict: bool, code: int) -> int:
     said = escape(escape_controls(skipped.summary()))
     if strict:
         err_console().print(f"[red]error:[/] {said} (--strict)")
-        return EXIT_BAD_INPUT
+        return ExitCode.BAD_INPUT
     err_console().print(
         f"[yellow]warning:[/] {said}; the verdicts cover the rest (--strict makes this exit 2)"
     )

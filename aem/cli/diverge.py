@@ -17,6 +17,7 @@ from rich.table import Table
 
 from aem.cli.audit import ConfigOption, SetOption
 from aem.cli.errors import fail
+from aem.cli.exit_codes import ExitCode
 from aem.config import load_config
 from aem.divergence import RunDivergence, diverge_runs
 from aem.evaluate import Evaluator
@@ -62,10 +63,27 @@ def render_divergence(result: RunDivergence, console: Console) -> None:
             console.print(f"only in the {side} run (no pair found): {', '.join(ids)}")
 
 
+def _write_compare(
+    before: Path, after: Path, config: AemConfig, result: RunDivergence, page: Path
+) -> None:
+    """Both runs audited, then the compare page with the divergence at its top."""
+    from aem.audit import audit_paths
+    from aem.report.html import render_compare, write_html
+
+    earlier = audit_paths([str(before)], config=config)
+    later = audit_paths([str(after)], config=config)
+    write_html(render_compare(earlier, later, divergence=result), page)
+    Console(stderr=True).print(f"wrote {page}")
+
+
 def diverge(
     before: Annotated[Path, typer.Argument(help="traces of the earlier run (file or folder)")],
     after: Annotated[Path, typer.Argument(help="traces of the later run (file or folder)")],
     json_: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
+    html: Annotated[
+        Path | None,
+        typer.Option(help="also audit both runs and write the compare page, divergence first"),
+    ] = None,
     config: ConfigOption = None,
     set_: SetOption = None,
 ) -> None:
@@ -85,8 +103,10 @@ def diverge(
         fail(exc)
     for issue in issues:
         Console(stderr=True).print(f"skipped: {issue.message}", markup=False)
+    if html is not None:
+        _write_compare(before, after, settings, result, html)
     if json_:
         sys.stdout.write(result.model_dump_json(indent=2) + "\n")
     else:
         render_divergence(result, output_console())
-    raise typer.Exit(1 if result.diverged else 0)
+    raise typer.Exit(ExitCode.FOUND if result.diverged else ExitCode.OK)

@@ -1,21 +1,9 @@
-"""Exit codes and the one place that turns an exception into one.
+"""The one place that turns an exception into an exit code, and the ``error:`` line.
 
-Why here: every command shares the same contract (``aem --help`` states it), so a
-script or a CI job can tell "the agent has root causes" from "the command was
-misused" from "AEM itself broke" without parsing text:
-
-- 0: done, nothing found (no root causes, every gate met);
-- 1: root causes found, or a declared gate failed;
-- 2: bad usage, unreadable input, an invalid configuration or cases file, a plug-in that
-  cannot be imported, a port already in use — something the user fixes;
-- 3: an internal error: one line and a hint to rerun with ``--debug`` for the traceback;
-- 4: not evaluable (``aem test``): a gated check's evaluations are mostly judge errors,
-  or nothing passed or failed — neither a pass nor a proven failure.
-
-Input skipped on the way is not one of them by default: ``aem audit`` reports the files,
-records and spans it could not read (how many, and where) on stderr and exits with the
-verdicts' code; ``aem audit --strict`` exits 2 instead, for a CI job that must not pass
-on part of its input.
+Why here: every command shares the exit-code table (:mod:`aem.cli.exit_codes`), so an
+exception must map to the same code whichever command raised it: the user's input or
+set-up wrong is :attr:`ExitCode.BAD_INPUT`; anything else is AEM's own
+:attr:`ExitCode.INTERNAL_ERROR`, one line and a hint to rerun with ``--debug``.
 """
 
 from __future__ import annotations
@@ -28,7 +16,8 @@ from rich.console import Console
 from rich.markup import escape
 from typer.core import TyperGroup
 
-EXIT_OK, EXIT_ROOT_CAUSES, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+from aem.cli.exit_codes import ExitCode, exit_code_epilog
+
 DEBUG_KEY = "aem.debug"
 DEBUG_ENV = "AEM_DEBUG"
 
@@ -39,7 +28,7 @@ def err_console() -> Console:
     return Console(stderr=True, soft_wrap=True, highlight=False)
 
 
-def fail(message: object, code: int = EXIT_BAD_INPUT) -> NoReturn:
+def fail(message: object, code: ExitCode = ExitCode.BAD_INPUT) -> NoReturn:
     """Print ``error: <message>`` (no markup read from it) and exit with ``code``."""
     err_console().print(f"[red]error:[/] {escape(str(message))}")
     raise typer.Exit(code)
@@ -56,6 +45,7 @@ def user_errors() -> tuple[type[BaseException], ...]:
     from aem.cases import CasesError
     from aem.config import ConfigError
     from aem.judges.base import JudgeConfigError
+    from aem.plugins import PluginError, UnknownPlugin
     from aem.sinks.registry import SinkRegistryError
     from aem.store import StoreError
     from collectors.dialects.registry import DialectRegistryError
@@ -66,6 +56,8 @@ def user_errors() -> tuple[type[BaseException], ...]:
         JudgeConfigError,
         SinkRegistryError,
         DialectRegistryError,
+        PluginError,
+        UnknownPlugin,
         StoreError,
         ValidationError,
         OSError,
@@ -80,11 +72,13 @@ def debug_enabled(ctx: typer.Context | None) -> bool:
 
 
 class AemGroup(TyperGroup):
-    """The root group: plain help text for every command, and errors as exit codes."""
+    """The root group: plain help text ending in the exit-code table for every command,
+    and errors as exit codes."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         plain_help(self)
+        exit_codes_in_help(self)
 
     def invoke(self, ctx: Any) -> Any:  # typer's vendored click Context is private
         try:
@@ -100,11 +94,11 @@ class AemGroup(TyperGroup):
 def _report(exc: Exception) -> NoReturn:
     """One line on stderr and the exit code the exception's kind calls for."""
     if isinstance(exc, user_errors()):
-        fail(_one_line(exc), EXIT_BAD_INPUT)
+        fail(_one_line(exc), ExitCode.BAD_INPUT)
     fail(
         f"internal error: {type(exc).__name__}: {_one_line(exc)} "
         f"(rerun with --debug for the traceback)",
-        EXIT_INTERNAL,
+        ExitCode.INTERNAL_ERROR,
     )
 
 
@@ -123,3 +117,16 @@ def plain_help(command: object) -> None:
         command.rich_markup_mode = None
     for sub in getattr(command, "commands", {}).values():
         plain_help(sub)
+
+
+def exit_codes_in_help(command: object) -> None:
+    """The exit-code table as the closing paragraph of the help of ``command`` and of
+    everything under it.
+
+    Why here and not per command: a command added later gets the table without anyone
+    remembering to add it, and every help shows the same table.
+    """
+    if hasattr(command, "epilog"):
+        command.epilog = exit_code_epilog()
+    for sub in getattr(command, "commands", {}).values():
+        exit_codes_in_help(sub)

@@ -10,17 +10,17 @@ through sinks (:mod:`aem.sinks.delivery`). A new backend plugs in below, in
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import BaseModel
 
 from aem.model import AuditReport
 from aem.pulls import PullLedger, PullPlan
-from aem.settings import read_toml
 from aem.sinks.base import Sink
 from aem.store import Store, default_store_path
 from collectors.backends import BackendError, SourceWindow, SpanSource, open_source
@@ -101,7 +101,11 @@ class Pull:
 
 
 def open_pull(
-    urls: Sequence[str], since: str | None, until: str | None, store: Path | None
+    urls: Sequence[str],
+    since: str | None,
+    until: str | None,
+    store: Path | None,
+    settings: Mapping[str, BaseModel] | None = None,
 ) -> Pull:
     """Open every ``--from`` source; with ``--since last``, plan the incremental read.
 
@@ -109,7 +113,7 @@ def open_pull(
     """
     if (since or until) and not urls:
         raise ValueError("--since and --until need --from URL (files are read whole)")
-    sources = [open_source(url, os.environ) for url in urls]
+    sources = [open_source(url, os.environ, settings) for url in urls]
     until_ns = unix_nano(until, "--until") if until else None
     if since != SINCE_LAST:
         since_ns = unix_nano(since, "--since") if since else None
@@ -121,13 +125,11 @@ def open_pull(
     return Pull(sources, SourceWindow(None, until_ns), ledger, plans)
 
 
-def configured_sinks(names: Sequence[str], config: Path | None) -> list[Sink]:
-    """The ``--sink`` sinks from ``[sinks.<name>]`` of the configuration file."""
+def configured_sinks(names: Sequence[str], tables: Mapping[str, BaseModel]) -> list[Sink]:
+    """The ``--sink`` sinks, each from its ``[sinks.<name>]`` table, checked when the
+    configuration loaded (the file is not read again here)."""
     from aem.sinks.delivery import audit_sinks
 
-    tables = read_toml(config).get("sinks", {}) if config is not None else {}
-    if not isinstance(tables, dict):
-        raise ValueError("[sinks] must be a table of [sinks.<name>] tables")
     return audit_sinks(names, tables)
 
 

@@ -11,6 +11,7 @@ from rich.console import Console
 
 from aem.cli.audit import ConfigOption, SetOption
 from aem.cli.errors import fail
+from aem.cli.exit_codes import ExitCode
 from aem.config import load_config
 
 
@@ -61,7 +62,7 @@ def diff(
         sys.stdout.write(result.model_dump_json(indent=2) + "\n")
     else:
         render_diff(result, output_console())
-    raise typer.Exit(1 if result.appeared or result.sessions_broken else 0)
+    raise typer.Exit(ExitCode.FOUND if result.appeared or result.sessions_broken else ExitCode.OK)
 
 
 def report(

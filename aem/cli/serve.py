@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from aem.cli.audit import CasesOption
-from aem.cli.errors import EXIT_BAD_INPUT, EXIT_OK
+from aem.cli.exit_codes import ExitCode
 
 # The settings a first deployment sets; every other one is in docs/deploy.md.
 _SERVE_KEYS = (
@@ -73,7 +73,7 @@ def serve(
     code = serve_command(config, set_ or [], cases)
     # serve_command says 2 when the server cannot start (a port in use, an unusable
     # spool): for the CLI that is the operator's set-up to fix, not root causes found.
-    raise typer.Exit(EXIT_OK if code == EXIT_OK else EXIT_BAD_INPUT)
+    raise typer.Exit(ExitCode.OK if code == ExitCode.OK else ExitCode.BAD_INPUT)
 
 
 serve.__doc__ = serve_help()

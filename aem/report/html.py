@@ -45,6 +45,7 @@ import orjson
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from aem.divergence import RunDivergence
 from aem.model import AuditReport, Outcome, RootCause, SessionReport, TurnVerdict
 from aem.ranking import report_categories, signature
 
@@ -433,9 +434,14 @@ def _compare_sessions(
 
 
 def render_compare(
-    before: AuditReport, after: AuditReport, *, title: str = "AEM report: compare"
+    before: AuditReport,
+    after: AuditReport,
+    *,
+    title: str = "AEM report: compare",
+    divergence: RunDivergence | None = None,
 ) -> str:
-    """The same page in compare mode: root causes gone / new / still failing."""
+    """The same page in compare mode: root causes gone / new / still failing, and, from
+    ``aem diverge``, where each session of the later run first went another way."""
     rows = _compare_rows(before, after)
     ids = {row.signature: row.index for row in rows}
     index, details = _compare_sessions(before, after, ids)
@@ -453,6 +459,7 @@ def render_compare(
         "statuses": dict(Counter(s["status"] for s in index)),
         "row_statuses": dict(Counter(r.status for r in rows)),
         "rank_of": ids,
+        "divergence": divergence,
     }
     return _render(context, data, details)
 

@@ -1,11 +1,12 @@
 """``aem test …``, ``aem threshold …`` and ``aem checks``: dataset tests from the shell.
 
-Exit codes: 0 — done and every declared gate met; 1 — a run is below a gate the test
-declares (``--gate check=0.9``), so CI can fail on it; 2 — bad usage, unknown names, or a
-refused run (the 2,000 cap, a judge change after the first run); 4 — not evaluable: a
-gated check's evaluations are more than half judge errors, or nothing passed or failed
-at all (every evaluation skipped or a judge error). 1 wins over 4: a gate proven missed
-is a failure whatever else could not be evaluated.
+The codes (:mod:`aem.cli.exit_codes`): OK — done and every declared gate met; FOUND — a
+run is below a gate the test declares (``--gate check=0.9``), so CI can fail on it;
+BAD_INPUT — bad usage, unknown names, or a refused run (the 2,000 cap, a judge change
+after the first run); NOT_EVALUABLE — a gated check's evaluations are more than half
+judge errors, or nothing passed or failed at all (every evaluation skipped or a judge
+error). FOUND wins over NOT_EVALUABLE: a gate proven missed is a failure whatever else
+could not be evaluated. What each command does is :mod:`aem.datatests.api`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from rich.console import Console
 from rich.text import Text
 
 from aem.cases import CasesError
+from aem.cli.exit_codes import ExitCode
 from aem.config import load_resolved
 from aem.datatests import api
 from aem.datatests.results import RunResult
@@ -31,8 +33,12 @@ from aem.terminaltext import safe as plain
 
 test_app = typer.Typer(no_args_is_help=True, help="Dataset tests: create, run, show, compare")
 threshold_app = typer.Typer(no_args_is_help=True, help="Project thresholds of the checks")
-EXIT_OK, EXIT_GATE, EXIT_BAD, EXIT_NOT_EVALUABLE = 0, 1, 2, 4
-_EXIT_BY_STATUS = {"ok": EXIT_OK, "below gate": EXIT_GATE, "not evaluable": EXIT_NOT_EVALUABLE}
+# A run's status (:class:`RunResult`) as the exit code of the command that showed it.
+_EXIT_BY_STATUS = {
+    "ok": ExitCode.OK,
+    "below gate": ExitCode.FOUND,
+    "not evaluable": ExitCode.NOT_EVALUABLE,
+}
 
 StoreOpt = Annotated[Path | None, typer.Option(help="results store ($AEM_STORE, aem.sqlite)")]
 ConfigOpt = Annotated[Path | None, typer.Option(help="configuration file (TOML)")]
@@ -55,12 +61,12 @@ def _session(
         opened = api.open_store(store)
     except (ValueError, OSError, StoreError) as exc:
         _error(exc)
-        raise typer.Exit(EXIT_BAD) from exc
+        raise typer.Exit(ExitCode.BAD_INPUT) from exc
     try:
         yield opened, settings
     except (ValueError, OSError, StoreError, CasesError) as exc:
         _error(exc)
-        raise typer.Exit(EXIT_BAD) from exc
+        raise typer.Exit(ExitCode.BAD_INPUT) from exc
     finally:
         opened.close()
 
