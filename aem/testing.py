@@ -59,13 +59,14 @@ def make_turn(
     tool_call: ToolCall | None = None,
     context: str = "",
     seen_inputs: Sequence[str] = (),
-    documents: Sequence[str] = (),
+    documents: Sequence[str | Document] = (),
     turn_id: str = "",
 ) -> Turn:
     """One turn; ``make_session`` numbers it (``t1``, ``t2`` …) unless ``turn_id`` is set.
 
     ``context`` is the agent context (sub-agents have their own); ``seen_inputs`` is what
-    the model was shown (user messages, tool results) when it produced this turn.
+    the model was shown (user messages, tool results) when it produced this turn;
+    ``documents`` (a retrieval's passages) are texts, or :class:`Document` with an id.
     """
     kind = TurnKind(kind)
     return Turn(
@@ -78,7 +79,7 @@ def make_turn(
         context=context,
         text=text,
         tool_call=tool_call,
-        documents=[Document(content=d) for d in documents],
+        documents=[d if isinstance(d, Document) else Document(content=d) for d in documents],
         seen_inputs=list(seen_inputs),
     )
 
@@ -115,7 +116,7 @@ def make_tool_call(
 
 def make_session(
     *turns: Turn,
-    edges: Iterable[tuple[str, str]] | None = None,
+    edges: Iterable[tuple[str, str] | tuple[str, str, str]] | None = None,
     session_id: str = SESSION_ID,
     tool_definitions: Mapping[str, Any] | None = None,
     user_inputs: Sequence[str] = (),
@@ -123,8 +124,9 @@ def make_session(
     """A session of ``turns`` in order, with its turn graph.
 
     Without ``edges`` each turn consumed the previous one's output (the plain agent loop:
-    ``t1 → t2 → …``); pass ``edges`` (turn-id pairs) to state the dependencies instead.
-    Either way each edge's reason is ``stated``; ``session.graph`` is a
+    ``t1 → t2 → …``); pass ``edges`` (turn-id pairs) to state the dependencies instead,
+    each with a third element naming the edge's reason (``retrieval``, ``tool_result`` …)
+    where a metric reads it, else ``stated``; ``session.graph`` is a
     :class:`aem.graph.TurnGraph`, as the evaluator builds.
     """
     numbered = [
@@ -139,8 +141,8 @@ def make_session(
     ]
     ids = [t.turn_id for t in numbered]
     graph = TurnGraph(numbered)
-    for source, target in edges if edges is not None else itertools.pairwise(ids):
-        graph.link(source, target, STATED)
+    for edge in edges if edges is not None else itertools.pairwise(ids):
+        graph.link(edge[0], edge[1], edge[2] if len(edge) == 3 else STATED)
     return Session(
         session_id=session_id,
         session_key="gen_ai.conversation.id",

@@ -8,11 +8,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from aem import testing
 from aem.audit import audit_paths
 from aem.cases import Case, load_cases
 from aem.config import AemConfig
 from aem.evaluate import Evaluator
-from aem.graph import TurnGraph
 from aem.metrics.base import Metric
 from aem.model import AuditReport, Document, SessionReport, ToolCall, Turn, TurnKind
 from aem.model import Session as ModelSession
@@ -32,63 +32,24 @@ def rag_session(
     tool_name: str = "lookup",
     tool_error: str | None = None,
 ) -> ModelSession:
-    """question → retrieval (``documents``) or tool call (``tool_result``) → answer."""
+    """question → retrieval (``documents``) or tool call (``tool_result``) → answer, built
+    with :mod:`aem.testing` as a plug-in author would."""
     turns: list[Turn] = []
+    edges: list[tuple[str, str, str]] = []
     if documents:
-        turns.append(
-            Turn(
-                turn_id="t1",
-                index=1,
-                kind=TurnKind.RETRIEVAL,
-                name="retrieval kb",
-                span_ids=["a1"],
-                trace_id="tr",
-                documents=[Document(id=f"kb-{i}", content=d) for i, d in enumerate(documents, 1)],
-            )
-        )
+        passages = [Document(id=f"kb-{i}", content=d) for i, d in enumerate(documents, 1)]
+        turns.append(testing.make_turn(TurnKind.RETRIEVAL, "retrieval kb", documents=passages))
     if tool_result is not None:
         call = ToolCall(
             name=tool_name, arguments={}, has_result=True, result_raw=tool_result, error=tool_error
-        )
-        turns.append(
-            Turn(
-                turn_id=f"t{len(turns) + 1}",
-                index=len(turns) + 1,
-                kind=TurnKind.TOOL_CALL,
-                name=tool_name,
-                span_ids=["a2"],
-                trace_id="tr",
-                tool_call=call,
-            )
-        )
-    n = len(turns) + 1
-    turns.append(
-        Turn(
-            turn_id=f"t{n}",
-            index=n,
-            kind=TurnKind.ANSWER,
-            name="chat",
-            span_ids=["a3"],
-            trace_id="tr",
-            text=answer,
-        )
-    )
-    graph = TurnGraph(turns)
-    for turn in turns[:-1]:
-        graph.link(
-            turn.turn_id,
-            turns[-1].turn_id,
-            "retrieval" if turn.kind is TurnKind.RETRIEVAL else "tool_result",
-        )
-    return ModelSession(
-        session_id=session_id,
-        session_key="gen_ai.conversation.id",
-        fallback=False,
-        spans=[],
-        turns=turns,
-        user_inputs=[question],
-        graph=graph,
-    )
+        )  # fmt: skip  (the result as the trace gave it: text)
+        turns.append(testing.make_turn(TurnKind.TOOL_CALL, tool_name, tool_call=call))
+    turns.append(testing.make_turn(TurnKind.ANSWER, "chat", text=answer))
+    answer_id = f"t{len(turns)}"
+    for i, turn in enumerate(turns[:-1], start=1):
+        reason = "retrieval" if turn.kind is TurnKind.RETRIEVAL else "tool_result"
+        edges.append((f"t{i}", answer_id, reason))
+    return testing.make_session(*turns, edges=edges, session_id=session_id, user_inputs=[question])
 
 
 def evaluate(
