@@ -1,75 +1,61 @@
-"""A judge behind any OpenAI-compatible chat-completions endpoint (``httpx``).
+"""A judge behind any OpenAI-compatible chat-completions endpoint.
 
 Why one client for all: vLLM, Ollama, llama.cpp's server and hosted APIs all speak
 ``POST {base_url}/chat/completions``. What differs is tolerated instead of configured:
 the verdict is asked for as a JSON schema (``response_format``), a server that rejects
 that is asked again without it (and, when that works, from then on) and its reply's final
-verdict is read, and a 429 or 5xx is retried with backoff (``Retry-After`` honoured,
-capped). A failure after the retries is returned as a judge *error*, never raised and
-never turned into a score.
+verdict is read, and a 408, 409, 429 or 5xx, a refused connection or an attempt that ran
+out of time is retried with backoff (``Retry-After`` honoured, capped). A failure after
+the retries is returned as a judge *error*, never raised and never turned into a score.
 
-Why the reply is streamed: a server is a peer AEM does not control. ``timeout_seconds``
-bounds each attempt whole (a server dripping one byte at a time never trips a per-read
-timeout), and ``max_response_bytes`` bounds what is read (an endless body would otherwise
-be held in memory until the process dies). The attempt runs in a worker thread the
-caller waits for until the deadline, so even a read blocked inside the socket cannot hold
-the run; the abandoned thread ends on its own read timeout. What one judge may cost a run
-in all is :mod:`aem.judges.guard`'s.
+Why the bounds: a server is a peer AEM does not control. ``timeout_seconds`` bounds each
+attempt whole (a server dripping one byte at a time never trips a per-read timeout), and
+``max_response_bytes`` bounds what is read (an endless body would otherwise be held in
+memory until the process dies). Both are kept by AEM's one HTTP client
+(:mod:`aem.http`), which also does the retrying; what one judge may cost a run in all is
+:mod:`aem.judges.guard`'s.
 """
 
 from __future__ import annotations
 
-import email.utils
 import os
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-import httpx
-
+from aem.http import HttpClient, HttpError, RetryPolicy
 from aem.judges.base import JudgeRequest, JudgeVerdict
 from aem.judges.guard import JudgeGuard
 from aem.judges.kinds import JudgeResources
 from aem.judges.parse import ReplyError, parse_score_reply, parse_step_reply
 from aem.judges.prompts import render_messages, verdict_schema
-from aem.judges.reply import ReplyTooLong, read_reply
 from aem.judges.settings import OpenAIJudgeSettings
 
-_RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+_RETRY_STATUS = frozenset({408, 409, 429, *range(500, 600)})
 # What a server without structured output answers to ``response_format``.
 _REFUSED_FORMAT_STATUS = frozenset({400, 415, 422})
 _USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 
 class _Failed(Exception):
-    """One attempt failed; ``retry`` says whether another attempt may help."""
-
-    def __init__(
-        self, message: str, *, retry: bool, wait: float | None = None, status: int | None = None
-    ) -> None:
-        super().__init__(message)
-        self.retry = retry
-        self.wait = wait
-        self.status = status
+    """The request failed (after its retries): the judge error's text."""
 
 
-def retry_after_seconds(value: str | None) -> float | None:
-    """A ``Retry-After`` header (seconds or an HTTP date) as seconds to wait."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
+def _failure_text(error: HttpError) -> str:
+    """A failed request in the judge's words (a judge error's explanation)."""
+    if error.kind == "deadline":
+        text = f"timed out after {error.limit:g}s"
+    elif error.kind == "status":
+        text = f"HTTP {error.status}: {error.text()}"
+    elif error.kind == "too_large":
+        text = f"response over {int(error.limit):,} bytes (max_response_bytes)"
+    else:
+        text = f"{error.target}: {error.detail}"
+    return text + (f" (after {error.attempts} attempts)" if error.attempts > 1 else "")
 
 
-def _payload_text(data: bytes) -> tuple[str, dict[str, int]]:
+def _payload_text(data: bytes | bytearray) -> tuple[str, dict[str, int]]:
     """The reply's text and usage from a chat-completions body, or :class:`_Failed`."""
     import json
 
@@ -77,9 +63,9 @@ def _payload_text(data: bytes) -> tuple[str, dict[str, int]]:
         payload = json.loads(data)
         text = payload["choices"][0]["message"]["content"]
     except (ValueError, KeyError, IndexError, TypeError) as exc:
-        raise _Failed(f"malformed response body: {data[:200]!r}", retry=False) from exc
+        raise _Failed(f"malformed response body: {bytes(data[:200])!r}") from exc
     if not isinstance(text, str):
-        raise _Failed(f"the reply has no text content: {str(text)[:200]!r}", retry=False)
+        raise _Failed(f"the reply has no text content: {str(text)[:200]!r}")
     raw_usage = payload.get("usage") if isinstance(payload, dict) else None
     usage = {
         k: int(raw_usage[k])
@@ -107,13 +93,26 @@ class OpenAIJudge:
         name: str,
         settings: OpenAIJudgeSettings,
         *,
-        client: httpx.Client | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
     ) -> None:
         self.name = name
         self.settings = settings
-        self._client = client or httpx.Client(timeout=settings.timeout_seconds)
-        self._sleep = sleep
+        retry = RetryPolicy(
+            attempts=settings.retries + 1,
+            backoff_seconds=settings.backoff_seconds,
+            max_backoff_seconds=settings.max_backoff_seconds,
+            jitter=0.0,  # the settings promise a first wait that doubles, exactly
+            retry_statuses=_RETRY_STATUS,
+            retry_deadline=True,  # a model slow once may answer in time the next
+            sleep=sleep,
+        )
+        self._client = HttpClient(
+            settings.base_url,
+            deadline_seconds=settings.timeout_seconds,
+            max_body_bytes=settings.max_response_bytes,
+            retry=retry,
+            limit_names=("timeout_seconds", "max_response_bytes"),
+        )
         self._lock = threading.Lock()
         self.usage: dict[str, int] = dict.fromkeys((*_USAGE_KEYS, "requests"), 0)
         self.guard = JudgeGuard(
@@ -128,7 +127,7 @@ class OpenAIJudge:
         if env:
             key = os.environ.get(env)
             if not key:
-                raise _Failed(f"environment variable {env} (the API key) is not set", retry=False)
+                raise _Failed(f"environment variable {env} (the API key) is not set")
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
@@ -143,78 +142,28 @@ class OpenAIJudge:
             body["response_format"] = verdict_schema(request)
         return body
 
-    def _exchange(self, url: str, body: dict[str, Any], deadline: float) -> tuple[int, Any, bytes]:
-        """POST and read the reply (status, headers, body) by ``deadline``, at most
-        ``max_response_bytes`` of it."""
-        seconds = max(0.001, deadline - time.monotonic())
-        with self._client.stream(
-            "POST", url, json=body, headers=self._headers(), timeout=seconds
-        ) as response:
-            data = read_reply(response.iter_bytes(), self.settings.max_response_bytes, deadline)
-            return response.status_code, response.headers, data
-
-    def _watched(self, url: str, body: dict[str, Any], seconds: float) -> tuple[int, Any, bytes]:
-        """:meth:`_exchange` in a worker thread, waited for ``seconds`` and no longer."""
-        deadline = time.monotonic() + seconds
-        outcome: list[Any] = []
-
-        def work() -> None:
-            try:
-                outcome.append(self._exchange(url, body, deadline))
-            except BaseException as exc:  # handed to the caller below
-                outcome.append(exc)
-
-        worker = threading.Thread(target=work, name=f"judge-{self.name}", daemon=True)
-        worker.start()
-        worker.join(seconds + 0.05)
-        if not outcome:
-            raise httpx.TimeoutException("the whole request exceeded its deadline")
-        if isinstance(outcome[0], BaseException):
-            raise outcome[0]
-        return outcome[0]
-
-    def _attempt(self, body: dict[str, Any]) -> tuple[str, dict[str, int]]:
-        """One POST: the reply's text and usage, or :class:`_Failed`."""
-        url = self.settings.base_url.rstrip("/") + "/chat/completions"
+    def _complete(self, body: dict[str, Any]) -> tuple[str, dict[str, int]]:
+        """The reply's text and usage, or :class:`_Failed`; each attempt bounded by
+        ``timeout_seconds`` or what is left of the judge's budget, if less."""
         seconds = self.settings.timeout_seconds
         remaining = self.guard.remaining()
         if remaining is not None:
             seconds = min(seconds, remaining)
         try:
-            status, headers, data = self._watched(url, body, seconds)
-        except httpx.TimeoutException as exc:
-            raise _Failed(f"timed out after {seconds:g}s", retry=True) from exc
-        except ReplyTooLong as exc:
-            raise _Failed(str(exc), retry=False) from exc
-        except httpx.TransportError as exc:
-            raise _Failed(f"cannot reach {url}: {exc}", retry=True) from exc
-        if status != 200:
-            retry = status in _RETRY_STATUS or status >= 500
-            raise _Failed(
-                f"HTTP {status}: {data[:200].decode('utf-8', 'replace')}",
-                retry=retry,
-                wait=retry_after_seconds(headers.get("Retry-After")),
-                status=status,
+            response = self._client.request(
+                "POST",
+                "/chat/completions",
+                json=body,
+                headers=self._headers(),
+                deadline_seconds=seconds,
             )
-        return _payload_text(data)
-
-    def _complete(self, body: dict[str, Any]) -> tuple[str, dict[str, int]]:
-        """The reply after up to ``retries`` retries with capped exponential backoff."""
-        attempts = self.settings.retries + 1
-        for attempt in range(attempts):
-            try:
-                return self._attempt(body)
-            except _Failed as failure:
-                if failure.status in _REFUSED_FORMAT_STATUS and "response_format" in body:
-                    return self._without_format(body)
-                if not failure.retry or attempt == attempts - 1:
-                    tried = f" (after {attempt + 1} attempts)" if attempt else ""
-                    raise _Failed(f"{failure}{tried}", retry=False) from failure
-                wait = failure.wait
-                if wait is None:
-                    wait = self.settings.backoff_seconds * (2**attempt)
-                self._sleep(min(wait, self.settings.max_backoff_seconds))
-        raise AssertionError("unreachable")
+        except HttpError as exc:
+            raise _Failed(_failure_text(exc)) from exc
+        if response.status in _REFUSED_FORMAT_STATUS and "response_format" in body:
+            return self._without_format(body)
+        if response.status != 200:
+            raise _Failed(f"HTTP {response.status}: {response.text()}")
+        return _payload_text(response.body)
 
     def _without_format(self, body: dict[str, Any]) -> tuple[str, dict[str, int]]:
         """``body`` asked again without ``response_format``; when that works, the server has

@@ -16,14 +16,16 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from aem.http import RetryPolicy
 from aem.model import SessionReport
 from aem.sinks.base import DeliveryError, Sink
 from aem.sinks.records import OutboxItem, verdict_items
 from aem.sinks.registry import build_sinks, sink_types, validate_sink_settings
 
 CHUNK_ITEMS = 500
-ATTEMPTS = 3
-RETRY_BASE_SECONDS = 0.5
+# A chunk is sent again (only what the sink did not accept) after a doubling pause.
+DELIVERY_RETRY = RetryPolicy(attempts=3, backoff_seconds=0.5)
+ATTEMPTS = DELIVERY_RETRY.attempts
 
 
 def audit_sinks(names: Sequence[str], tables: Mapping[str, Any]) -> list[Sink]:
@@ -78,7 +80,7 @@ def _deliver_chunk(sink: Sink, chunk: Sequence[OutboxItem]) -> None:
     problem = "accepted only part of the batch"
     for attempt in range(ATTEMPTS):
         if attempt:
-            time.sleep(RETRY_BASE_SECONDS * 2 ** (attempt - 1))
+            DELIVERY_RETRY.pause(attempt)
         try:
             accepted = set(sink.deliver(pending))
         except DeliveryError as exc:

@@ -29,15 +29,15 @@ later.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
 from pydantic import Field, SecretStr
 
+from aem.http import RetryPolicy
 from aem.sinks.base import DeliveryError, SinkSettings
-from aem.sinks.http import BoundedHttp, Response, ResponseRefused
+from aem.sinks.http import BoundedHttp, Response
 from aem.sinks.records import OutboxItem, label_explanation
 from collectors.backends.mlflow_rest import auth_headers, http_base_url
 
@@ -117,9 +117,10 @@ class MlflowJson:
     """JSON requests to one MLflow server, each bounded by :class:`BoundedHttp`.
 
     A 429 or 5xx, or a server that cannot be reached, is asked again (``attempts`` in
-    all, with a short doubling pause): those say the server is busy or restarting. An
-    answer that overstays the deadline or the size cap is not: the server did answer,
-    and asking it again would only spend the deadline again inside one delivery.
+    all, with a short doubling pause; :mod:`aem.http`'s policy): those say the server is
+    busy or restarting. An answer that overstays the deadline or the size cap is not:
+    the server did answer, and asking it again would only spend the deadline again
+    inside one delivery.
     """
 
     def __init__(
@@ -133,14 +134,19 @@ class MlflowJson:
     ) -> None:
         self.base = base.rstrip("/")
         self.attempts = max(1, attempts)
+        retry = RetryPolicy(
+            attempts=self.attempts,
+            backoff_seconds=RETRY_PAUSE_SECONDS,
+            retry_statuses=RETRY_STATUS,
+        )
         self._http = BoundedHttp(
             self.base,
             deadline_seconds=timeout,
             headers=headers,
             max_response_bytes=max_response_bytes,
-            what="server",
+            what="mlflow",
+            retry=retry,
         )
-        self._closed = False
 
     def call(
         self,
@@ -152,34 +158,15 @@ class MlflowJson:
     ) -> dict[str, Any]:
         """The JSON object answered; ``{}`` for a 404 when ``missing_ok``; otherwise
         :class:`DeliveryError` naming the server and the page."""
-        page = f"{method} {self.base}{path}"
         data = orjson.dumps(body) if body is not None else b""
-        problem = ""
-        for attempt in range(self.attempts):
-            if attempt and self._closed:
-                break  # shutting down: no request waits for another attempt
-            if attempt:
-                time.sleep(RETRY_PAUSE_SECONDS * 2 ** (attempt - 1))
-            try:
-                response = self._http.request(
-                    method, path, data, "application/json" if body is not None else None
-                )
-            except ResponseRefused as exc:
-                raise ResponseRefused(f"mlflow {page}: {exc}") from exc
-            except DeliveryError as exc:
-                problem = str(exc)
-                continue
-            if response.status in RETRY_STATUS:
-                problem = f"answered {response.status}: {response.text()}"
-                continue
-            if response.status == 404 and missing_ok:
-                return {}
-            return _json_object(response, page)
-        raise DeliveryError(f"mlflow {page}: {problem} (after {self.attempts} attempts)")
+        content_type = "application/json" if body is not None else None
+        response = self._http.request(method, path, data, content_type)
+        if response.status == 404 and missing_ok:
+            return {}
+        return _json_object(response, f"{method} {self.base}{path}")
 
     def close(self) -> None:
         """Refuse new requests and cut the ones in flight (shutdown must not wait)."""
-        self._closed = True
         self._http.close()
 
 

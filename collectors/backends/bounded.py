@@ -3,17 +3,14 @@
 Why: a backend is a server AEM does not control. Without bounds one endless or 1 GB
 answer fills memory, one server that drips a byte every few seconds holds a page for as
 long as it likes (a read timeout restarts with every byte), and one page nested 100,000
-levels deep ends the run with a ``RecursionError``. Every page of a source (and every
-request of the MLflow client, which the MLflow sink shares) goes through :func:`fetch`,
-which reads at most ``max_page_bytes`` of an answer and gives up on the whole request
-after ``request_seconds``, however the bytes trickle in; :func:`parse_json` refuses
-nesting the way the file readers do (orjson's 1,024 levels, then Python's json with its
-recursion guard). A bound that is reached raises :class:`PullStopped`: the source reports
-it as input it could not read and keeps what it read before (:func:`stop_reading`).
-
-The deadline is kept by running the request in a daemon thread and waiting for it: the
-caller gets its answer or :class:`PullStopped` within ``request_seconds`` whatever the
-server does, and the abandoned request is ended by shutting its socket down.
+levels deep ends the run with a ``RecursionError``. Every request of a source (and of the
+MLflow source's REST client) goes through :func:`pull_client`, AEM's one HTTP client
+(:mod:`aem.http`) set to read at most ``max_page_bytes`` of an answer and to give up on
+the whole request after ``request_seconds``, however the bytes trickle in;
+:func:`parse_json` refuses nesting the way the file readers do (orjson's 1,024 levels,
+then Python's json with its recursion guard). A bound that is reached raises
+:class:`PullStopped` (:func:`bound_reached`): the source reports it as input it could not
+read and keeps what it read before (:meth:`ReadProgress.stop`).
 """
 
 from __future__ import annotations
@@ -21,23 +18,22 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import socket
-import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import orjson
 
+from aem.http import RETRY_STATUSES as BUSY_STATUSES
+from aem.http import HttpClient, HttpError, RetryPolicy
 from aem.model import InputIssue
 from collectors.backends.base import BackendError
 
 DEFAULT_MAX_PAGE_BYTES = 64 * 1024 * 1024
 DEFAULT_REQUEST_SECONDS = 60.0
 DEFAULT_MAX_PAGES = 10_000
-# What is kept of an answer that is not a page (an error status): enough for its message.
-ERROR_BODY_BYTES = 4096
+# Asked again: a busy or restarting server, and a 500 (a backend restarting says that too).
+RETRY_STATUSES = BUSY_STATUSES | {500}
 # A record (one span, one trace) nested deeper than this is refused: attribute values
 # nest at most 100 levels in a file (collectors.otlp), and code that walks a value
 # recursively must not meet one deeper than Python's recursion limit allows.
@@ -82,131 +78,40 @@ class PullLimits:
         return cls(**values)
 
 
-@dataclass(frozen=True)
-class Answer:
-    """A status and the body read (all of a 200's, the first bytes of any other)."""
-
-    status: int
-    content: bytes | bytearray  # a page is not copied once more to become ``bytes``
-
-    def text(self, limit: int = 200) -> str:
-        return self.content[:limit].decode("utf-8", errors="replace")
-
-
-def fetch(client: httpx.Client, method: str, url: str, limits: PullLimits, **send: Any) -> Answer:
-    """One request, its answer read within ``limits``.
-
-    Raises ``httpx.HTTPError`` for what a retry may cure (refused, reset, a read that timed
-    out) and :class:`PullStopped` when the answer is larger than ``max_page_bytes`` or not
-    whole within ``request_seconds`` (not retried: the same server would do it again).
-    """
-    job = _Request(client, method, url, limits, send)
-    worker = threading.Thread(target=job.run, name="aem-backend-request", daemon=True)
-    worker.start()
-    worker.join(limits.request_seconds)
-    if worker.is_alive():
-        job.cancel()
-        raise PullStopped(
-            f"no whole answer within {limits.request_seconds:g} s (request_seconds); "
-            f"{job.received:,} bytes had arrived"
-        )
-    if job.error is not None:
-        raise job.error
-    assert job.answer is not None
-    return job.answer
-
-
-class _Request:
-    """The request :func:`fetch` runs in its worker thread, and how to abandon it."""
-
-    def __init__(
-        self,
-        client: httpx.Client,
-        method: str,
-        url: str,
-        limits: PullLimits,
-        send: Mapping[str, Any],
-    ) -> None:
-        self.client, self.method, self.url, self.limits = client, method, url, limits
-        self.send = dict(send)
-        self.received = 0
-        self.answer: Answer | None = None
-        self.error: BaseException | None = None
-        self._cancelled = threading.Event()
-        self._streams: list[Any] = []
-        self._lock = threading.Lock()
-
-    def run(self) -> None:
-        try:
-            self.answer = self._read()
-        except BaseException as exc:  # handed to the caller's thread, raised there
-            self.error = exc
-
-    def _read(self) -> Answer:
-        extensions = {"trace": self._trace}
-        with self.client.stream(self.method, self.url, extensions=extensions, **self._send()) as r:
-            self._watch(r.extensions.get("network_stream"))
-            if r.status_code != 200:
-                return Answer(r.status_code, self._prefix(r.iter_bytes(), ERROR_BODY_BYTES))
-            cap = self.limits.max_page_bytes
-            declared = r.headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > cap and not r.headers.get("content-encoding"):
-                raise _too_large(cap, f"it declares {int(declared):,}")
-            body = bytearray()
-            for chunk in r.iter_bytes():
-                if self._cancelled.is_set():
-                    break
-                self.received += len(chunk)
-                if len(body) + len(chunk) > cap:
-                    raise _too_large(cap, f"{self.received:,} bytes had arrived")
-                body += chunk
-            return Answer(200, body)
-
-    def _send(self) -> dict[str, Any]:
-        return {k: v for k, v in self.send.items() if v is not None}
-
-    def _prefix(self, chunks: Iterator[bytes], size: int) -> bytes:
-        body = bytearray()
-        for chunk in chunks:
-            body += chunk
-            if len(body) >= size or self._cancelled.is_set():
-                break
-        return bytes(body[:size])
-
-    def _trace(self, event: str, info: Mapping[str, Any]) -> None:
-        """httpx's trace hook: note each connection's stream as soon as it is opened."""
-        if event.endswith(("connect_tcp.complete", "start_tls.complete")):
-            self._watch(info.get("return_value"))
-
-    def _watch(self, stream: Any) -> None:
-        if stream is None:
-            return
-        with self._lock:
-            self._streams.append(stream)
-            if self._cancelled.is_set():
-                _shut(stream)
-
-    def cancel(self) -> None:
-        """Abandon the request: its socket is shut down, so a blocked read returns."""
-        with self._lock:
-            self._cancelled.set()
-            for stream in self._streams:
-                _shut(stream)
-
-
-def _shut(stream: Any) -> None:
-    try:
-        sock = stream.get_extra_info("socket")
-        if sock is not None:
-            sock.shutdown(socket.SHUT_RDWR)
-    except (OSError, AttributeError, ValueError):
-        pass  # already closed: nothing left to end
-
-
-def _too_large(cap: int, detail: str) -> PullStopped:
-    return PullStopped(
-        f"the answer is larger than {cap:,} bytes (max_page_bytes; {detail})", "record_too_large"
+def pull_client(
+    base_url: str,
+    limits: PullLimits,
+    *,
+    headers: Mapping[str, str] | None = None,
+    stall_seconds: float,
+    attempts: int,
+    pause: float,
+) -> HttpClient:
+    """The HTTP client (:mod:`aem.http`) of one source: every answer read within
+    ``limits``; a refused or stalled connection (no byte for ``stall_seconds``), 429 and
+    5xx asked again, ``attempts`` in all, pausing ``pause`` seconds, then doubling."""
+    return HttpClient(
+        base_url,
+        deadline_seconds=limits.request_seconds,
+        max_body_bytes=limits.max_page_bytes,
+        retry=RetryPolicy(
+            attempts=max(1, attempts), backoff_seconds=pause, retry_statuses=RETRY_STATUSES
+        ),
+        headers=headers,
+        stall_seconds=stall_seconds,
+        limit_names=("request_seconds", "max_page_bytes"),
     )
+
+
+def bound_reached(error: HttpError) -> PullStopped | None:
+    """A request that reached a bound (too large, or not whole within ``request_seconds``)
+    as :class:`PullStopped`: not retried, since the same server would do it again, and
+    reported as input not read; ``None`` for any other failure."""
+    if error.kind == "deadline":
+        return PullStopped(error.detail)
+    if error.kind == "too_large":
+        return PullStopped(error.detail, "record_too_large")
+    return None
 
 
 def parse_json(content: bytes | bytearray) -> Any:

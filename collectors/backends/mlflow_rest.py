@@ -1,4 +1,4 @@
-"""MLflow's REST API, spoken with httpx: bounded retries and errors that name the page.
+"""MLflow's REST API over AEM's HTTP client: bounded retries and errors that name the page.
 
 Why REST and not the ``mlflow`` client: the tracking client pulls in the whole MLflow
 stack (pandas, SQLAlchemy, Flask …) whose pins fight AEM's; the few endpoints a span
@@ -6,7 +6,7 @@ source and an assessment sink need are plain JSON. Both the source
 (:mod:`collectors.backends.mlflow`) and the sink (:mod:`aem.sinks.mlflow`) talk through
 this one client, so a slow or failing server is retried and reported the same way, and
 every answer is read within the same bounds (:mod:`collectors.backends.bounded`: bytes
-per answer, seconds per whole request, JSON depth).
+per answer, seconds per whole request, JSON depth; the retries are :mod:`aem.http`'s).
 
 URLs: ``mlflow://HOST:PORT/…`` is plain HTTP (a local or in-cluster server),
 ``mlflow+https://HOST/…`` is HTTPS. Credentials come from the environment, as MLflow's own
@@ -17,22 +17,23 @@ clients read them: ``MLFLOW_TRACKING_TOKEN`` (a bearer token) or
 from __future__ import annotations
 
 import base64
-import time
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
-import httpx
-
+from aem.http import HttpError, Response
 from collectors.backends.base import BackendError
-from collectors.backends.bounded import Answer, PullLimits, PullStopped, fetch, parse_json
+from collectors.backends.bounded import (
+    PullLimits,
+    PullStopped,
+    bound_reached,
+    parse_json,
+    pull_client,
+)
 
 TOKEN_ENV = "MLFLOW_TRACKING_TOKEN"
 USERNAME_ENV = "MLFLOW_TRACKING_USERNAME"
 PASSWORD_ENV = "MLFLOW_TRACKING_PASSWORD"
-
-# Answers worth asking again: the server is busy or restarting, not refusing the request.
-_RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 
 
 def base_url(parts: SplitResult, prefix: str = "") -> str:
@@ -68,7 +69,8 @@ def auth_headers(environ: Mapping[str, str], token: str | None = None) -> dict[s
 class MlflowRest:
     """One MLflow server: JSON requests, each tried ``attempts`` times at most.
 
-    Connection failures, timeouts, 429 and 5xx are retried with a short doubling pause;
+    Connection failures, stalls, 429, 500, 502, 503 and 504 are retried with a short
+    doubling pause (:func:`~collectors.backends.bounded.pull_client`);
     any other refusal, or an answer that is not a JSON object, raises
     :class:`BackendError` at once, naming the server and the page. An answer larger than
     ``limits.max_page_bytes``, not whole within ``limits.request_seconds`` or nested too
@@ -88,9 +90,13 @@ class MlflowRest:
         self.base = base.rstrip("/")
         self.limits = limits or PullLimits()
         self.attempts = max(1, attempts)
-        self.pause = pause
-        self._client = httpx.Client(
-            base_url=self.base, headers=dict(headers or {}), timeout=timeout
+        self._client = pull_client(
+            self.base,
+            self.limits,
+            headers=headers,
+            stall_seconds=timeout,
+            attempts=self.attempts,
+            pause=pause,
         )
 
     def call(
@@ -104,36 +110,30 @@ class MlflowRest:
     ) -> dict[str, Any]:
         """The JSON object answered; ``{}`` for a 404 when ``missing_ok``."""
         page = f"{method} {self.base}{path}"
-        problem = ""
-        for attempt in range(self.attempts):
-            if attempt:
-                time.sleep(self.pause * 2 ** (attempt - 1))
-            try:
-                answer = fetch(self._client, method, path, self.limits, params=params, json=body)
-            except PullStopped as exc:  # not retried: the same server would do it again
-                raise PullStopped(f"mlflow {page}: {exc}", exc.kind) from exc
-            except httpx.HTTPError as exc:
-                problem = f"unreachable ({type(exc).__name__}: {exc})"
-                continue
-            if answer.status in _RETRY_STATUS:
-                problem = f"answered {answer.status}: {answer.text()}"
-                continue
-            if answer.status == 404 and missing_ok:
-                return {}
-            if answer.status != 200:
-                raise BackendError(f"mlflow {page} answered {answer.status}: {answer.text(300)}")
-            return _json_object(answer, page)
-        raise BackendError(f"mlflow {page} {problem} (after {self.attempts} attempts)")
+        try:
+            answer = self._client.request(method, path, params=params, json=body)
+        except HttpError as exc:
+            stopped = bound_reached(exc)
+            if stopped is not None:  # not retried: the same server would do it again
+                raise PullStopped(f"mlflow {page}: {stopped}", stopped.kind) from exc
+            raise BackendError(
+                f"mlflow {page} {exc.detail} (after {exc.attempts} attempts)"
+            ) from exc
+        if answer.status == 404 and missing_ok:
+            return {}
+        if answer.status != 200:
+            raise BackendError(f"mlflow {page} answered {answer.status}: {answer.text(300)}")
+        return _json_object(answer, page)
 
     def close(self) -> None:
         self._client.close()
 
 
-def _json_object(answer: Answer, page: str) -> dict[str, Any]:
+def _json_object(answer: Response, page: str) -> dict[str, Any]:
     """The answer's JSON object (nesting too deep raises ``PullStopped`` from
     :func:`parse_json`: reported by the source, not fatal)."""
     try:
-        body = parse_json(answer.content)
+        body = parse_json(answer.body)
     except PullStopped as exc:
         raise PullStopped(f"mlflow {page}: {exc}", exc.kind) from exc
     except ValueError as exc:

@@ -18,11 +18,11 @@ page size (a smaller page, less memory, more requests). ``?max_page_bytes=``,
 ``?request_seconds=`` and ``?max_pages=`` bound one read (64 MiB per page, 60 s per
 request however slowly the bytes come, 10,000 pages by default;
 :mod:`collectors.backends.bounded`). A page that fails is retried a bounded number of
-times (connection errors, 429 and 5xx); then :class:`BackendError` names the backend and
-the page. A bound reached, or a cursor that cannot be followed (not a string, or one
-already followed), ends the read with an issue, and the pages before it are audited. A
-span that cannot be decoded — checked by the file decoder, ids and all — is an
-:class:`InputIssue` and the rest of its page is kept.
+times (a refused or stalled connection, 429, 500, 502, 503, 504: :mod:`aem.http`); then
+:class:`BackendError` names the backend and the page. A bound reached, or a cursor that
+cannot be followed (not a string, or one already followed), ends the read with an issue,
+and the pages before it are audited. A span that cannot be decoded — checked by the file
+decoder, ids and all — is an :class:`InputIssue` and the rest of its page is kept.
 
 For ``--since last`` the source pages in the order Phoenix stored the spans (``sort=id``,
 :meth:`PhoenixSource.ingested`): the ledger's mark is the id of the last span read, so a
@@ -37,8 +37,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import SplitResult, parse_qs, quote
 
-import httpx
-
+from aem.http import HttpClient, HttpError, Response
 from aem.model import InputIssue, SourceRef, SpanRecord
 from collectors.backends.base import (
     BackendError,
@@ -46,19 +45,18 @@ from collectors.backends.base import (
     Ingested,
     SourceWindow,
     future_starts,
-    register_scheme,
 )
 from collectors.backends.bounded import (
     LIMIT_KEYS,
     MAX_RECORD_DEPTH,
-    Answer,
     PullLimits,
     PullStopped,
     ReadProgress,
+    bound_reached,
     cursor_problem,
     deeper_than,
-    fetch,
     parse_json,
+    pull_client,
 )
 from collectors.otlp import decode_json_traces
 
@@ -98,7 +96,6 @@ _SYNTHESISED_PREFIXES = (
     "llm.tools.",
     "retrieval.documents.",
 )
-_RETRIED_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 
 def _unix_nano(value: Any) -> int:
@@ -309,8 +306,15 @@ class PhoenixSource(DeferredIssues):
                 last = record_id if isinstance(record_id, str) and record_id else last
             yield Ingested(batch, last)
 
-    def _client(self) -> httpx.Client:
-        return httpx.Client(base_url=self._base_url, headers=self._headers, timeout=self._timeout)
+    def _client(self) -> HttpClient:
+        return pull_client(
+            self._base_url,
+            self._limits,
+            headers=self._headers,
+            stall_seconds=self._timeout,
+            attempts=self._attempts,
+            pause=RETRY_BASE_SECONDS,
+        )
 
     def _raw_pages(
         self, params: dict[str, Any], issues: list[InputIssue]
@@ -346,28 +350,24 @@ class PhoenixSource(DeferredIssues):
                 params["cursor"] = cursor
 
     def _page(
-        self, client: httpx.Client, path: str, params: Mapping[str, Any], page: int
+        self, client: HttpClient, path: str, params: Mapping[str, Any], page: int
     ) -> dict[str, Any]:
-        """One page's JSON body, retried on what a retry can cure."""
+        """One page's JSON body (the client retries what a retry can cure)."""
         where = f"{self._name}: page {page}"
-        problem = ""
-        for attempt in range(self._attempts):
-            if attempt:
-                time.sleep(RETRY_BASE_SECONDS * 2 ** (attempt - 1))
-            try:
-                answer = fetch(client, "GET", path, self._limits, params=params)
-            except httpx.HTTPError as exc:
-                problem = f"unreachable ({type(exc).__name__}: {exc})"
-                continue
-            if answer.status in _RETRIED_STATUSES:
-                problem = f"answered {answer.status}: {answer.text()}"
-                continue
-            if answer.status != 200:
-                raise BackendError(
-                    f"{where}: answered {answer.status}: {answer.text()}" + _hint(answer.status)
-                )
-            return _page_body(answer, where)
-        raise BackendError(f"{where}: {problem} (gave up after {self._attempts} attempts)")
+        try:
+            answer = client.request("GET", path, params=params)
+        except HttpError as exc:
+            stopped = bound_reached(exc)
+            if stopped is not None:
+                raise stopped from exc
+            raise BackendError(
+                f"{where}: {exc.detail} (gave up after {exc.attempts} attempts)"
+            ) from exc
+        if answer.status != 200:
+            raise BackendError(
+                f"{where}: answered {answer.status}: {answer.text()}" + _hint(answer.status)
+            )
+        return _page_body(answer, where)
 
     def _decode(self, records: list[Any], page: int, issues: list[InputIssue]) -> list[SpanRecord]:
         spans: list[SpanRecord] = []
@@ -377,11 +377,11 @@ class PhoenixSource(DeferredIssues):
         return spans
 
 
-def _page_body(answer: Answer, where: str) -> dict[str, Any]:
+def _page_body(answer: Response, where: str) -> dict[str, Any]:
     """The page's JSON, refused with the page named when it is not a span page (too deep
     a page raises :class:`PullStopped`: it is reported, not fatal)."""
     try:
-        body = parse_json(answer.content)
+        body = parse_json(answer.body)
     except ValueError as exc:
         raise BackendError(f"{where}: the answer is not JSON ({exc})") from exc
     if not isinstance(body, dict) or not isinstance(body.get("data"), list):
@@ -427,6 +427,3 @@ def _page_size(query: Mapping[str, list[str]]) -> int:
     if not text.isdigit() or not 1 <= int(text) <= PAGE_SIZE:
         raise BackendError(f"phoenix: page_size={text!r} must be a whole number 1 to {PAGE_SIZE}")
     return int(text)
-
-
-register_scheme("phoenix", open_phoenix)
