@@ -165,7 +165,7 @@ class _CasesYamlLoader(yaml.SafeLoader):
     _depth = 0
 
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
-        event = self.peek_event()
+        event = self.peek_event()  # type: ignore[no-untyped-call]
         if isinstance(event, yaml.AliasEvent):
             raise self._refuse(f"alias *{event.anchor} not allowed in a cases file", event)
         if self._depth >= MAX_CASE_DEPTH + 2:  # the document and its list of cases

@@ -97,7 +97,7 @@ class RetryPolicy:
         """Seconds to wait before retry number ``retry`` (1 for the first retry)."""
         if retry_after is not None:
             return min(retry_after, self.max_backoff_seconds)
-        wait = self.backoff_seconds * 2 ** (retry - 1)
+        wait: float = self.backoff_seconds * 2.0 ** (retry - 1)
         if self.jitter:
             wait *= random.uniform(1 - self.jitter, 1 + self.jitter)
         return min(wait, self.max_backoff_seconds)

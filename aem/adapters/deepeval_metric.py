@@ -260,7 +260,8 @@ def _reason(reports: Sequence[SessionReport], decided: int, passed: int) -> str:
 def _base_metric() -> type:
     from deepeval.metrics import BaseMetric
 
-    return BaseMetric
+    base: type = BaseMetric
+    return base
 
 
 def __getattr__(name: str) -> Any:

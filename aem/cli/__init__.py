@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import typer
+import typer  # noqa: TID251
 
 from aem.cli.agreement import agreement_command
 from aem.cli.audit import audit

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Annotated
 
-import typer
+import typer  # noqa: TID251
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
-import typer
+import typer  # noqa: TID251
 from rich.console import Console
 from rich.text import Text
 

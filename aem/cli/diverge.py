@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
-import typer
+import typer  # noqa: TID251
 from rich.console import Console
 from rich.table import Table
 

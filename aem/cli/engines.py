@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-import typer
+import typer  # noqa: TID251
 
 from aem.engines.choice import Engine
 

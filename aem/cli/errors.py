@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 from typing import Any, NoReturn
 
-import typer
+import typer  # noqa: TID251
 from rich.console import Console
 from rich.markup import escape
-from typer.core import TyperGroup
+from typer.core import TyperGroup  # noqa: TID251
 
 from aem.cli.exit_codes import ExitCode, exit_code_epilog
 

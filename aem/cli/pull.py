@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
-import typer
+import typer  # noqa: TID251
 from pydantic import BaseModel
 
 from aem.model import AuditReport

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
-import typer
+import typer  # noqa: TID251
 from rich.console import Console
 
 from aem.cli.audit import ConfigOption, SetOption

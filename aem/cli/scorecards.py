@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Annotated, NoReturn
 
-import typer
+import typer  # noqa: TID251
 from rich.console import Console
 
 from aem.cli.errors import fail

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-import typer
+import typer  # noqa: TID251
 
 from aem.cli.audit import CasesOption
 from aem.cli.exit_codes import ExitCode

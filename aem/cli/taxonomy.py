@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Annotated, Any
 
-import typer
+import typer  # noqa: TID251
 from rich.table import Table
 
 from aem.cli.audit import ConfigOption

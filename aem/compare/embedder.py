@@ -182,7 +182,7 @@ class TextEmbedder:
                 from sentence_transformers import SentenceTransformer
                 from transformers.utils import logging as hf_logging
 
-                hf_logging.disable_progress_bar()  # a per-load bar on stderr is noise in CI
+                hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # noise in CI
                 if self.threads is not None:
                     import torch
 

@@ -104,7 +104,7 @@ def _export_fp32(model_dir: Path, target: Path) -> None:
     from transformers import AutoModel
     from transformers.utils import logging as hf_logging
 
-    hf_logging.disable_progress_bar()
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     network = AutoModel.from_pretrained(str(model_dir)).eval()
 
     class LastHidden(torch.nn.Module):

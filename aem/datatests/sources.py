@@ -85,7 +85,8 @@ def load_agent(spec: str) -> Callable[[str], Any]:
         raise ValueError(f"--agent: cannot load {spec!r}: {exc}") from exc
     if not callable(found):
         raise ValueError(f"--agent: {spec!r} is not callable")
-    return found
+    agent: Callable[[str], Any] = found
+    return agent
 
 
 def _records(spans: list[ReadableSpan]) -> list[SpanRecord]:

@@ -86,7 +86,8 @@ def audit(
         context.enable_progress_bars = show_progress
         if not show_progress:  # one line per stage and dataset is noise under --no-progress
             logging.getLogger("ray.data").setLevel(logging.WARNING)
-        actors = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        cores = ray.cluster_resources().get("CPU", 1)  # type: ignore[no-untyped-call]
+        actors = workers or max(1, int(cores))
         return _audit(list(paths), cases, config or AemConfig(), actors, max_record_bytes, output)
     finally:
         if started:

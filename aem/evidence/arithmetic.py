@@ -160,4 +160,4 @@ def _rounding(text: str, start: int) -> float:
     """Half a unit of the last digit the value at ``text[start:]`` is written to."""
     found = re.match(r"[$€£¥]?\d[\d,]*(?:\.(\d+))?", text[start:])
     decimals = len(found.group(1) or "") if found else 0
-    return 0.5 * 10**-decimals
+    return 0.5 * 10.0**-decimals

@@ -56,9 +56,11 @@ class MetricSpec:
         except ValidationError as exc:
             raise config_error(exc, ("metrics", self.name), self.settings_model) from exc
         if not isinstance(self.target, type):
-            return self.target  # an instance: already built, takes no settings
+            instance: Metric = self.target  # already built, takes no settings
+            return instance
+        built: Metric
         if self.settings_model is NoSettings and not hasattr(self.target, "Settings"):
-            built: Metric = self.target()
+            built = self.target()
         else:
             built = self.target(settings)
         return built

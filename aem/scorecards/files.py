@@ -12,11 +12,12 @@ not a crash of the parser's recursion.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from aem.settings import TomlError, parse_toml
 
 YAML_SUFFIXES = (".yaml", ".yml")
 _MERGE_TAG = "tag:yaml.org,2002:merge"
@@ -48,7 +49,8 @@ class _UniqueKeyLoader(_SAFE_LOADER):  # type: ignore[misc,valid-type]
                     key_node.start_mark,
                 )
             seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 def read_document(path: Path) -> dict[str, Any]:
@@ -60,7 +62,7 @@ def read_document(path: Path) -> dict[str, Any]:
         raise DocumentError(f"{path}: cannot read: {reason or exc}") from exc
     try:
         data = _parse(path, text)
-    except (yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
+    except (yaml.YAMLError, TomlError) as exc:
         raise DocumentError(f"{path}: not valid {_format(path)}: {exc}") from exc
     except RecursionError:
         # Raised inside the parser and unwound here, so the stack is whole again.
@@ -78,7 +80,7 @@ def read_document(path: Path) -> dict[str, Any]:
 def _parse(path: Path, text: str) -> Any:
     if Path(path).suffix.lower() in YAML_SUFFIXES:
         return yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader: no arbitrary objects
-    return tomllib.loads(text)
+    return parse_toml(text)
 
 
 def _format(path: Path) -> str:
