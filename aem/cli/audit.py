@@ -31,6 +31,7 @@ from aem.audit import (
     unevaluated,
 )
 from aem.cases import Case, CasesError, load_cases
+from aem.checks.case_use import unused_case_fields
 from aem.cli.engines import EngineOption, SessionsDirOption, WorkersOption
 from aem.cli.errors import err_console, fail
 from aem.cli.exit_codes import ExitCode
@@ -327,9 +328,12 @@ def _settings(
         resolved = load_resolved(config, set_ or [])
         if taxonomy is not None:
             resolved.config.taxonomy = load_taxonomy(taxonomy)
-        return resolved, (load_cases(cases) if cases else {})
+        case_map = load_cases(cases) if cases else {}
     except (CasesError, ValueError, OSError) as exc:
         fail(exc)
+    for line in unused_case_fields(case_map, resolved.metrics):
+        err_console().print(f"note: {line}", markup=False, highlight=False)
+    return resolved, case_map
 
 
 def _print_view(report: AuditReport, *, tables: bool, every_session: bool) -> None:
