@@ -10,6 +10,7 @@ from typing import Annotated
 import typer  # noqa: TID251
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
 
 from aem.cli.audit import ConfigOption, SetOption
@@ -52,7 +53,11 @@ def show(
         payload = [{"key": k, "value": v, "source": s} for k, v, s in rows]
         sys.stdout.write(json.dumps(payload, indent=2) + "\n")
         return
-    table = Table("setting", "value", "source", box=None, pad_edge=False)
+    # A setting's name is never cut (it is what --set takes); the value wraps instead.
+    table = Table(box=None, pad_edge=False)
+    table.add_column("setting", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    table.add_column("source", no_wrap=True)
     for key, value, source in rows:
         table.add_row(escape(key), escape(json.dumps(value)), source)
     console = Console(soft_wrap=True)
@@ -69,13 +74,24 @@ def _show_plugins(json_: bool) -> None:
 
 
 def _plugin_table(console: Console) -> None:
-    """One row per plug-in; one that does not load says why in its last column."""
-    table = Table(
-        "plug-in kind", "name", "module", "distribution", "problem", box=None, pad_edge=False
-    )
-    for row in loaded_plugins():
+    """One row per plug-in; one that does not load says why in its last column. On a
+    terminal narrower than the table, one line per plug-in wrapped at its spaces: a name
+    or a module path cut in two cannot be searched for."""
+    rows = loaded_plugins()
+    table = Table(box=None, pad_edge=False)
+    for header in ("plug-in kind", "name", "module", "distribution"):
+        table.add_column(header, no_wrap=True)
+    table.add_column("problem", overflow="fold")
+    for row in rows:
         table.add_row(
             *(escape(row[k]) for k in ("kind", "name", "module", "distribution")),
             escape(row.get("error", "")),
         )
-    console.print(table)
+    wide = console.options.update(width=100_000, max_width=100_000)
+    if Measurement.get(console, wide, table).maximum <= console.width:
+        console.print(table)
+        return
+    for row in rows:
+        problem = f" — {row['error']}" if row.get("error") else ""
+        line = f"{row['kind']} {row['name']}: {row['module']} ({row['distribution']}){problem}"
+        console.print(line, markup=False, highlight=False, soft_wrap=False)

@@ -23,5 +23,17 @@ def plural(count: int, noun: str) -> str:
 
 
 def cut(text: str, limit: int = 140) -> str:
-    """``text`` cut to ``limit`` characters with an ellipsis (the JSON report has it whole)."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """``text`` cut to ``limit`` characters with an ellipsis (the JSON report has it whole),
+    at the last space before the limit: a value cut in the middle ('2025-03-0…') reads as
+    another value.
+
+    >>> cut("got '2025-03-01' instead of '2026-03-01'", 30)
+    "got '2025-03-01' instead of …"
+    >>> cut("a_single_identifier_longer_than_the_limit", 10)
+    'a_single_…'
+    """
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    space = head.rfind(" ")
+    return (head[: space + 1] if space > limit // 2 else head) + "…"

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -121,25 +122,44 @@ def session_table(report: SessionReport) -> Table:
     if report.cut:
         notes.append("cut at max lifetime")
     table = Table(title=title, caption="; ".join(notes) or None, title_justify="left")
-    # "name" and "failed metrics" fold only when the table cannot fit (rich then shrinks
-    # just them); the other columns are short words.
+    # Fits whole, or the caller prints the turn list instead (print_session): a table
+    # squeezed below its width would fold an identifier in two.
+    cells = [_row(turn) for turn in report.turns]
     table.add_column("turn", no_wrap=True)
     table.add_column("kind", no_wrap=True)
-    table.add_column("name", overflow="fold")
+    table.add_column("name", no_wrap=True)
     table.add_column("label", no_wrap=True)
-    table.add_column("failed metrics", overflow="fold")
-    for turn in report.turns:
-        label = turn_label(turn)
-        if turn.inherited_from:
-            label.append_text(safe(f" ← {', '.join(turn.inherited_from)}", style="dim"))
-        table.add_row(
-            safe(turn.turn_id),
-            safe(turn.kind.value),
-            safe(turn.name),
-            label,
-            metrics_cell(turn),
-        )
+    table.add_column("failed metrics", no_wrap=True)
+    for cell in cells:
+        table.add_row(*cell)
     return table
+
+
+def _row(turn: TurnVerdict) -> tuple[Text, Text, Text, Text, Text]:
+    label = turn_label(turn)
+    if turn.inherited_from:
+        label.append_text(safe(f" ← {', '.join(turn.inherited_from)}", style="dim"))
+    return safe(turn.turn_id), safe(turn.kind.value), safe(turn.name), label, metrics_cell(turn)
+
+
+# Wide enough that a table's measurement is its natural width, not the terminal's.
+_UNBOUNDED = 100_000
+
+
+def turn_lines(report: SessionReport) -> list[Text]:
+    """The table as one line per turn, for a terminal narrower than the table: lines wrap
+    at their spaces, so no metric name, id or turn name is ever cut in two.
+
+    ``t2 tool_call get_orders: prior_action_failed ← t1 · argument_validity``
+    """
+    lines = [Text("session ") + safe(report.session_id)]
+    for turn_id, kind, name, label, metrics in map(_row, report.turns):
+        line = Text("  ") + turn_id + Text(" ") + kind + Text(" ") + name + Text(": ") + label
+        failed = metrics.plain.replace("\n", ", ")
+        if failed:
+            line.append_text(Text(" · ") + Text(failed, style=metrics.style))
+        lines.append(line)
+    return lines
 
 
 def metrics_cell(turn: TurnVerdict) -> Text:
@@ -156,7 +176,8 @@ def turn_label(turn: TurnVerdict) -> Text:
     and the number of skips), so a pass and the absence of any check look different."""
     if turn.label is Label.OK and not is_checked(turn):
         skipped = sum(1 for m in turn.metrics if m.outcome is Outcome.SKIP)
-        return Text(f"{NOT_CHECKED} ({skipped} skipped)", style="dim")
+        why = f"{skipped} skipped" if skipped else "no metric applies"
+        return Text(f"{NOT_CHECKED} ({why})", style="dim")
     return Text(turn.label.value, style=_LABEL_STYLE[turn.label])
 
 
@@ -205,7 +226,13 @@ def print_session(report: SessionReport, console: Console) -> None:
     """A session's table, then the flagged turns' reasons: a line per failed metric of a
     root cause, one line per turn that inherited a failure, a line per metric that left
     a suspect unverified."""
-    console.print(session_table(report))
+    table = session_table(report)
+    unbounded = console.options.update(width=_UNBOUNDED, max_width=_UNBOUNDED)
+    if Measurement.get(console, unbounded, table).maximum <= console.width:
+        console.print(table)
+    else:
+        for line in turn_lines(report):
+            console.print(line)
     for turn in report.turns:
         if turn.label is Label.ROOT_CAUSE:
             for line in root_cause_reasons(turn):
