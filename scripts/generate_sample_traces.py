@@ -16,7 +16,7 @@ Determinism: every timestamp is explicit, trace and span ids come from a per-ses
 seeded :class:`SeededIdGenerator`, the resource is fixed (no random
 ``service.instance.id``, no ``OTEL_RESOURCE_ATTRIBUTES``), and sampler and span limits are
 passed explicitly so no environment variable can change the output. Re-running the script
-reproduces the files byte for byte; ``tests/test_sample_traces_generator.py`` checks that.
+reproduces the files byte for byte; ``tests/api/test_sample_traces_generator.py`` checks that.
 
 Run: ``python scripts/generate_sample_traces.py [--out sample_traces]``.
 """

@@ -1,7 +1,7 @@
 """Write or check the golden JSON reports that pin AEM's verdicts across refactors.
 
 Why: a restructuring must not change a single verdict. The golden files were written
-by the code as it stood before a refactor; ``tests/test_golden_reports.py`` compares
+by the code as it stood before a refactor; ``tests/report/test_golden_reports.py`` compares
 every later run to them byte for byte. Rewrite them (``--write``) only when a change
 *means* to alter verdicts, and say so in the commit and the CHANGELOG.
 

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # `aem audit` evaluates in one process per core by default; tests run it in-process, where
-# the registries they patch are the ones that evaluate (tests/test_engines*.py pass
+# the registries they patch are the ones that evaluate (tests/engines/test_engines*.py pass
 # --workers / --engine themselves and compare the engines with this path).
 os.environ.setdefault("AEM_WORKERS", "1")
 

@@ -1,5 +1,5 @@
 """What the engine tests share: one CLI run per input and options for the whole test
-session (the Ray tests compare with the single-process runs tests/test_engines.py made),
+session (the Ray tests compare with the single-process runs tests/engines/test_engines.py made),
 and a byte-for-byte comparison that shows where two reports part.
 
 A module of its own, imported as ``tests.engines_kit`` by both test files, so the cache

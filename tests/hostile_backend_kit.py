@@ -42,7 +42,7 @@ from bench.backends.scaled import renamed
 from collectors.readers import read_batches
 from tests.serve.conftest import SAMPLES
 from tests.serve.sender import to_readable
-from tests.test_backend_sources import phoenix_span
+from tests.collectors.test_backend_sources import phoenix_span
 
 WEATHER = SAMPLES / "weather_genai.otlp.jsonl"
 Answer = Callable[[BaseHTTPRequestHandler], None]

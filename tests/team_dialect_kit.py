@@ -1,6 +1,6 @@
 """A team's own dialect, as plug-in source: one copy for the tests that load it from a
-file on the path (tests/test_dialect_registry.py) and from an installed package's entry
-points (tests/test_extensions.py), so both prove the same dialect loads."""
+file on the path (tests/collectors/test_dialect_registry.py) and from an installed package's entry
+points (tests/metrics/test_extensions.py), so both prove the same dialect loads."""
 
 TEAM_DIALECT = """
 from aem.model import SpanRecord

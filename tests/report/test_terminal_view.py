@@ -152,7 +152,7 @@ def test_help_documents_how_many_sessions_the_default_view_tables() -> None:
 
 
 def test_a_piped_run_diff_keeps_every_signature_on_one_line() -> None:
-    golden = Path(__file__).parent / "golden"
+    golden = Path(__file__).parents[1] / "golden"
     before, after = golden / "sample_traces.report.json", golden / "tau_bench.report.json"
     result = CliRunner().invoke(app, ["diff", str(before), str(after)], env={"COLUMNS": "60"})
     assert result.exit_code == 1  # root causes appeared

@@ -13,7 +13,7 @@ from aem.evaluate import Evaluator
 from aem.model import Label
 from aem.testing import make_session, make_tool_call, make_turn
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "latency_metric"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "latency_metric"
 
 
 @pytest.fixture(autouse=True)

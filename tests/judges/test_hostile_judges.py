@@ -32,8 +32,8 @@ from aem.judges.settings import OpenAIJudgeSettings
 from aem.model import Outcome
 from tests.judge_server import Reply, dead_url, elapsed, judge_server, refusing_response_format
 
-REPO = Path(__file__).resolve().parent.parent
-AGENT = "tests.test_checks_llm:agent"  # answers "Answer to <question>"
+REPO = Path(__file__).resolve().parents[2]
+AGENT = "tests.checks.test_checks_llm:agent"  # answers "Answer to <question>"
 REQUEST = TaskCompletionCheck.judge_request(
     Case(session_id="kazan", question="Delivery to Kazan?", reference_answer="300 rubles."),
     "Delivery to Kazan costs 300 rubles.",
@@ -354,7 +354,7 @@ CALLS: list[str] = []
 
 def counting_agent(question: str) -> str:
     CALLS.append(question)
-    from tests.test_checks_llm import agent
+    from tests.checks.test_checks_llm import agent
 
     return agent(question)
 
@@ -364,7 +364,7 @@ def test_the_agent_is_asked_only_the_cases_a_check_evaluates(tmp_path: Path) -> 
     evaluations bounds the agent calls too."""
     rows = [*cases_with_reference(2), *({"session_id": f"bare-{i}"} for i in range(50))]
     # the run imports the agent by name: its module, which may not be this very object
-    calls = importlib.import_module("tests.test_hostile_judges").CALLS
+    calls = importlib.import_module("tests.judges.test_hostile_judges").CALLS
     calls.clear()
     with judge_server(lambda b, n: Reply(content='{"score": 9}')) as srv:
         config = config_for(srv.url)
@@ -372,7 +372,7 @@ def test_the_agent_is_asked_only_the_cases_a_check_evaluates(tmp_path: Path) -> 
         cases = write_cases(tmp_path / "cases.jsonl", rows)
         api.create_test(
             store, config, "t", cases, ["check.task_completion"], judges={"*": "j"},
-            source={"agent": "tests.test_hostile_judges:counting_agent"},
+            source={"agent": "tests.judges.test_hostile_judges:counting_agent"},
         )  # fmt: skip
         run = api.run_test(store, config, "t")
     assert sorted(calls) == ["question case-0", "question case-1"]  # not 52

@@ -21,7 +21,7 @@ import pytest
 
 from aem.cases import load_cases
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "generate_sample_traces.py"
 SAMPLES = REPO / "sample_traces"
 
@@ -44,7 +44,7 @@ EXPECTED_FILES: dict[str, tuple[str, str, int]] = {
     ),
 }
 # One file of seven help-desk sessions (groundedness and refusal, docs/groundedness.md);
-# tests/test_groundedness*.py and tests/test_refusal.py check their verdicts.
+# tests/metrics/test_groundedness*.py and tests/metrics/test_refusal.py check their verdicts.
 HELPDESK_FILE = "helpdesk_rag.otlp.jsonl"
 HELPDESK_SESSIONS = {
     "rag-cited",

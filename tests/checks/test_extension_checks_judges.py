@@ -23,7 +23,7 @@ from aem.cli import app
 from aem.metrics.applies import REQUIRES_CONTEXT
 from tests.conftest import SAMPLES, run_audit
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 QUESTION = "How much does delivery to Kazan cost?"
 
 PACKAGE = """

@@ -19,7 +19,7 @@ from aem.judges.base import JudgeRequest
 from aem.judges.verdicts import verdict_outcome
 from aem.model import Outcome
 from tests.judge_server import Reply, judge_server
-from tests.test_hostile_judges import (
+from tests.judges.test_hostile_judges import (
     REQUEST,
     cases_with_reference,
     config_for,

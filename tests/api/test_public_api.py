@@ -104,4 +104,4 @@ def test_public_names_are_exported_and_documented() -> None:
     for name in aem.__all__:
         assert getattr(aem, name).__doc__, name
     assert "docs/metrics.md" in (aem.__doc__ or "")
-    assert (Path(__file__).parent.parent / "docs" / "metrics.md").is_file()
+    assert (Path(__file__).parents[2] / "docs" / "metrics.md").is_file()

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from aem.cli import app
 from tests.groundedness_kit import CASES, HELPDESK
-from tests.test_sample_traces_generator import HELPDESK_SESSIONS as HELPDESK_IDS
+from tests.api.test_sample_traces_generator import HELPDESK_SESSIONS as HELPDESK_IDS
 
 pytestmark = pytest.mark.slow
 

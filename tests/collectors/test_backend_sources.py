@@ -5,7 +5,7 @@ error naming the backend and the page, after a bounded number of retries, and no
 half-written: no verdict reaches a sink and the incremental ledger does not move. The
 misbehaving Phoenix is a real HTTP server on loopback speaking Phoenix's span-page format
 (``GET /v1/projects/{project}/spans``); the healthy one is exercised in
-tests/test_phoenix_backend.py.
+tests/collectors/test_phoenix_backend.py.
 
 The OTLP-JSON file exporter records a real SDK-instrumented function, and the file is
 audited; a file of base64 ids (``MessageToJson`` output) is refused with a message saying
@@ -378,7 +378,7 @@ def test_the_readme_snippet_records_a_file_aem_audits(tmp_path: Path) -> None:
         if "OtlpJsonFileExporter" in b
     ]
     program = snippet + (
-        "from tests.test_backend_sources import _agent\n"
+        "from tests.collectors.test_backend_sources import _agent\n"
         "_agent(trace.get_tracer('agent'), 'Oslo')\n"
         "provider.shutdown()\n"
     )

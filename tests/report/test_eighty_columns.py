@@ -23,7 +23,7 @@ import pytest
 from tests.conftest import run_audit
 from tests.runs_kit import split_names
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 pytestmark = pytest.mark.slow

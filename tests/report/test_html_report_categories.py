@@ -116,7 +116,7 @@ def test_the_terminal_and_the_page_show_the_same_categories(
 def test_a_report_written_without_categories_still_shows_them() -> None:
     """``aem report old.json``: a report from before the key existed gets them computed."""
     report = json.loads(
-        (Path(__file__).parent / "golden" / "sample_traces.report.json").read_text()
+        (Path(__file__).parents[1] / "golden" / "sample_traces.report.json").read_text()
     )
     expected = report.pop("categories")
     page = render_report(AuditReport.model_validate(report))

@@ -93,7 +93,7 @@ def create_scripted(store: Store, config: AemConfig, name: str, cases: Path) -> 
         cases,
         ["check.task_completion"],
         judges={"*": "scripted"},
-        source={"agent": "tests.test_checks_llm:agent"},
+        source={"agent": "tests.checks.test_checks_llm:agent"},
     )
 
 

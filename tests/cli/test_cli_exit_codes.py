@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from aem.cli import ExitCode, app
 from tests.conftest import SAMPLES
 
-CLI = Path(__file__).resolve().parent.parent / "aem" / "cli"
+CLI = Path(__file__).resolve().parents[2] / "aem" / "cli"
 
 BOOM = textwrap.dedent(
     """

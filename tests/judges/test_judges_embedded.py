@@ -23,7 +23,7 @@ from aem.judges.settings import OpenAIJudgeSettings
 from tests.judge_server import Reply, judge_server
 
 pytestmark = pytest.mark.slow
-LABELLED = Path(__file__).parent / "fixtures" / "judge_agreement.jsonl"
+LABELLED = Path(__file__).parents[1] / "fixtures" / "judge_agreement.jsonl"
 THRESHOLD = 7.0
 
 

@@ -22,7 +22,7 @@ from aem.cli import app
 from aem.provenance import aem_version, metric_provenance
 from tests.serve.downstream import Downstream
 
-MODEL = Path(__file__).parent / "fixtures" / "semconv" / "gen-ai-evaluation.yaml"
+MODEL = Path(__file__).parents[1] / "fixtures" / "semconv" / "gen-ai-evaluation.yaml"
 SAMPLES = Path("sample_traces")
 
 

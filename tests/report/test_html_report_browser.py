@@ -28,7 +28,7 @@ from aem.report.browser import chromium_path, headless_chromium
 from aem.report.html import render_report, write_html
 from bench.html.synth import synthesize
 from tests.conftest import SAMPLES
-from tests.test_diff import _fixed  # the same run with the hotel search succeeding
+from tests.apps.test_diff import _fixed  # the same run with the hotel search succeeding
 
 if chromium_path() is None and not os.environ.get("CI"):
     pytest.skip(

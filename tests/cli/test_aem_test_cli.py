@@ -12,7 +12,7 @@ from aem.cli import app
 from aem.datatests import api
 
 pytestmark = pytest.mark.slow
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SHOP_CASES = REPO / "examples" / "shop" / "cases.yaml"
 AGENT = "examples.shop.agent:answer"
 ALL = [

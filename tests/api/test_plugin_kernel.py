@@ -25,7 +25,7 @@ from aem.judges.registry import build_judge
 from collectors.dialects import registry as dialects
 from tests.conftest import SAMPLES, run_audit, session
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 GOOD, BROKEN = "aem_thirdparty_plugin", "aem_broken_plugin"
 WEATHER = SAMPLES / "weather_genai.otlp.jsonl"
 GOOD_NAMES = {
