@@ -32,3 +32,6 @@ OUTBOX_CLOSE_SECONDS: Final = 5.0
 # A complete session with more spans than this is evaluated in a lane of its own, one
 # at a time, so it never holds the evaluators the small sessions need.
 LARGE_SESSION_SPANS: Final = 10_000
+# With evaluation in this process (workers = 0): how long a thread may hold the GIL while
+# another waits for it (Python's default is 5 ms). See aem.serve.server.GilShare.
+IN_PROCESS_SWITCH_INTERVAL_SECONDS: Final = 0.0005

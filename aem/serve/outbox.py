@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -134,7 +135,8 @@ def connect(path: Path) -> sqlite3.Connection:
 
 
 class SinkWorker:
-    """Delivers one sink's pending rows, oldest first, retrying failures with backoff."""
+    """Delivers one sink's pending rows, oldest first (with the newest in every other round,
+    so a backlog never holds new verdicts), retrying failures with backoff."""
 
     def __init__(
         self,
@@ -159,6 +161,7 @@ class SinkWorker:
         self.delivered = 0
         self.failures = 0
         self._failing_in_a_row = 0
+        self._newest_next = False  # see _due_rows
 
     def start(self) -> None:
         self.thread.start()
@@ -194,14 +197,29 @@ class SinkWorker:
         finally:
             conn.close()
 
-    def _deliver_once(self, conn: sqlite3.Connection) -> bool:
-        now = time.time()
-        rows = conn.execute(
+    def _due_rows(self, conn: sqlite3.Connection) -> list[Any]:
+        """The next batch of due rows: the oldest, and every other round the newest.
+
+        Why not always the oldest: one huge session commits its verdicts at once (a
+        session cut at 34,500 spans wrote 101,401 rows), and every session committed after
+        it waited behind all of them — 11 s on the JSONL sink, more on a slower one. Taking
+        the newest batch every other round delivers a small session's verdicts (fewer
+        than a batch) within two rounds of its commit, while the backlog still gets every
+        other round, so no row waits forever. With no backlog (at most a batch due) both
+        queries return the same rows. The batch goes out oldest first either way.
+        """
+        newest, self._newest_next = self._newest_next, not self._newest_next
+        order = "DESC" if newest else "ASC"
+        rows: list[Any] = conn.execute(
             "SELECT key, kind, payload, attempts, created_at FROM outbox "
             "WHERE sink = ? AND delivered_at IS NULL AND next_attempt <= ? "
-            "ORDER BY next_attempt LIMIT ?",
-            (self.sink.name, now, self._batch),
+            f"ORDER BY next_attempt {order}, key {order} LIMIT ?",
+            (self.sink.name, time.time(), self._batch),
         ).fetchall()
+        return rows[::-1] if newest else rows
+
+    def _deliver_once(self, conn: sqlite3.Connection) -> bool:
+        rows = self._due_rows(conn)
         if not rows:
             return False
         items = [OutboxItem(key, kind, orjson.loads(payload)) for key, kind, payload, _, _ in rows]

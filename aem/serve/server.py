@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Mapping
@@ -20,6 +21,7 @@ import orjson
 
 from aem.cases import Case
 from aem.config import AemConfig, AssemblySettings
+from aem.serve import defaults
 from aem.serve.budget import Budget, BudgetLimits
 from aem.serve.intake import Intake
 from aem.serve.ops import ServeMetrics
@@ -67,6 +69,36 @@ def _evaluator_threads(settings: ServeSettings, evaluate: Evaluate) -> int:
     """Threads waiting on evaluations: two per worker process keep every worker busy."""
     workers = getattr(evaluate, "workers", 0)
     return max(settings.evaluator_workers, 2 * workers)
+
+
+class GilShare:
+    """A shorter GIL switch interval while sessions are evaluated in this process.
+
+    Why: evaluating a huge session is minutes of pure Python in one thread, and every
+    other thread — receivers, assembler, the spool writer, the sinks — gives the GIL up
+    at each blocking call (a socket read, each row of an ``executemany``) and then waits
+    up to the switch interval (5 ms) to get it back. The spool writer inserting a 500-span
+    request waited ~2.5 s that way, and a small session's requests, queued behind it,
+    took up to 18 s to be acknowledged and its verdict 9 s more (300 k spans, measured
+    with ``bench/serve/huge_small.py``). At 0.5 ms: at most 1.7 s and 3.2 s (the idle
+    timeout of 2 s included). With worker processes no thread here holds the GIL for
+    long, and the default stays.
+    """
+
+    def __init__(self, in_process: bool) -> None:
+        self._in_process = in_process
+        self._before: float | None = None
+
+    def start(self) -> None:
+        if self._in_process and self._before is None:
+            self._before = sys.getswitchinterval()
+            sys.setswitchinterval(defaults.IN_PROCESS_SWITCH_INTERVAL_SECONDS)
+
+    def stop(self) -> None:
+        """Give the process its interval back (a server embedded in a longer process)."""
+        if self._before is not None:
+            sys.setswitchinterval(self._before)
+            self._before = None
 
 
 def _outbox(settings: ServeSettings, sinks: list[Sink], metrics: ServeMetrics) -> Outbox:
@@ -169,6 +201,8 @@ class LiveServer:
         self._http: Any = None
         self.ports: dict[str, int] = {}
         self._stopped = threading.Event()
+        in_process = not settings.spool_only and not getattr(evaluate, "workers", 0)
+        self._gil = GilShare(in_process)
 
     def _intake(self) -> Intake:
         return Intake(
@@ -261,6 +295,7 @@ class LiveServer:
         return True, "ready"
 
     def start(self) -> None:
+        self._gil.start()
         self.outbox.start()
         if self.scorecards is not None:
             self.scorecards.start()
@@ -336,5 +371,6 @@ class LiveServer:
         self.pruner.stop()
         self.outbox.close()
         self.spool.close()
+        self._gil.stop()
         log.info("stopped", extra={"evaluations_finished": finished, "outbox_flushed": flushed})
         return bool(finished)
