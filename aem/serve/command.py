@@ -17,9 +17,9 @@ from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
-from aem.config import apply_override, load_config
+from aem.config import apply_override
 from aem.serve.ops import setup_logging
-from aem.serve.settings import ServeSettings, UnusableSetting
+from aem.serve.settings import ServeSettings, UnusableSetting, load_serve_config
 
 log = logging.getLogger("aem.serve")
 
@@ -41,8 +41,8 @@ def load_settings(config_path: Path | None, overrides: list[str]) -> ServeSettin
 def serve_command(config_path: Path | None, overrides: list[str], cases_path: Path | None) -> int:
     """Run ``aem serve``; returns the process exit code (0 after a clean drain)."""
     try:
-        settings = load_settings(config_path, overrides)
-        config = load_config(config_path, [o for o in overrides if not o.startswith(PREFIX)])
+        config = load_serve_config(config_path, overrides)  # the file, read once
+        settings = config.serve
     except (ValidationError, ValueError, OSError) as exc:
         print(f"aem serve: invalid configuration: {exc}", file=sys.stderr)
         return 2

@@ -1,4 +1,5 @@
-"""Every tunable of ``aem serve``: one pydantic model, one validation point.
+"""Every tunable of ``aem serve``: one pydantic model, one validation point, and the
+``[serve]`` section it is in the one configuration model (:class:`ServeConfig`).
 
 Why one model: the CLI, the ``[serve]`` table of the TOML config, ``--set serve.x=y``
 overrides and ``python -m aem.serve --x-y`` flags all land here, so a default and
@@ -9,11 +10,12 @@ from __future__ import annotations
 
 import ipaddress
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from aem.serve import defaults
+from aem.settings import AemConfig
 from aem.store import default_store_path
 
 MiB = 1024 * 1024
@@ -239,8 +241,9 @@ class ServeSettings(BaseModel):
     # --- sinks -----------------------------------------------------------------------
     sinks: dict[str, Any] = Field(
         default_factory=dict,
-        description="one table per sink, [serve.sinks.<name>], validated against that sink's "
-        "own settings (built-ins: otlp, jsonl, phoenix)",
+        description="the sinks verdicts go to: filled from the [sinks.<name>] tables (one per "
+        "sink, validated against that sink's own settings; built-ins: otlp, jsonl, phoenix, "
+        "mlflow), which aem audit --sink reads too",
     )
     delivery_batch: int = Field(
         defaults.DELIVERY_BATCH, ge=1, description="outbox rows handed to a sink at once"
@@ -331,3 +334,29 @@ class ServeSettings(BaseModel):
         if self.tls_cert_file is None:
             out.append("no TLS: spans (prompts, tool data) cross the network in clear text")
         return out
+
+
+class ServeConfig(AemConfig):
+    """The one configuration model as ``aem serve`` reads it: everything ``aem audit``
+    reads, plus the ``[serve]`` section.
+
+    Why a section and not a file of its own: the file is read once and checked whole,
+    and the sinks the server delivers through are the ``[sinks.<name>]`` tables every
+    command shares (``serve.sinks`` is filled from them, never written twice).
+    """
+
+    serve: ServeSettings = Field(default_factory=lambda: ServeSettings.model_validate({}))
+
+    @model_validator(mode="after")
+    def _shared_sinks(self) -> ServeConfig:
+        if self.sinks and not self.serve.sinks:
+            self.serve.sinks = dict(self.sinks)
+        return self
+
+
+def load_serve_config(config_path: Path | None, overrides: list[str]) -> ServeConfig:
+    """The TOML file, read once, with ``--set`` overrides (``serve.key=value`` and every
+    other key alike), checked whole: ``aem serve``'s one configuration."""
+    from aem.config import load_resolved
+
+    return cast(ServeConfig, load_resolved(config_path, overrides, schema=ServeConfig).config)
