@@ -9,7 +9,7 @@ kind lives here, once, and ``aem`` re-exports these names.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,13 +39,25 @@ def audit_paths(paths: PathLike | Iterable[PathLike], **options: Any) -> AuditRe
     """Audit trace files or directories, exactly as ``aem audit`` does.
 
     ``paths`` is one path (``str`` or ``Path``) or a list of them; ``options`` are those
-    of :func:`aem.audit.audit_paths` (``cases``, ``config``, ``workers``...).
+    of :func:`aem.audit.audit_paths` (``config``, ``workers``...); ``cases`` is a cases
+    file's path, or the ``{session_id: Case}`` :func:`load_cases` returns.
 
     >>> audit_paths("no/such/dir")
     Traceback (most recent call last):
     ...
     FileNotFoundError: no such file or directory: no/such/dir
+    >>> audit_paths([], cases=42)
+    Traceback (most recent call last):
+    ...
+    TypeError: cases: a cases file's path or {session_id: Case}, not int
     """
+    cases = options.get("cases")
+    if isinstance(cases, str | Path):
+        options["cases"] = load_cases(cases)
+    elif cases is not None and not isinstance(cases, Mapping):
+        raise TypeError(
+            f"cases: a cases file's path or {{session_id: Case}}, not {type(cases).__name__}"
+        )
     return _audit.audit_paths(_path_list(paths), **options)
 
 

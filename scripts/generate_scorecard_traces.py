@@ -1,15 +1,15 @@
-"""Generate ``sample_traces/scorecard/``: runs of a QA pipeline, recorded with the real SDK.
+"""Generate ``examples/scorecard/``: runs of a QA pipeline, recorded with the real SDK.
 
 Why generated: the step spans must look exactly like what an instrumented pipeline
 exports (the OTLP exporter's own encoder, one span per line as each span ends), and the
 scorecard tests build their own runs with the same helpers, so the span contract lives in
 one place. Ids and timestamps are seeded, so re-running reproduces the files byte for byte.
 
-The pipeline ``support-qa`` (``sample_traces/scorecard/support-qa.pipeline.yaml``):
+The pipeline ``support-qa`` (``examples/scorecard/support-qa.pipeline.yaml``):
 transcription → routing → language check → two LLM-analysis steps, ``greeting`` (max 20,
 with the blocker criterion ``abusive_language``) and ``resolution`` (max 25).
 
-Run: ``python scripts/generate_scorecard_traces.py [--out sample_traces/scorecard]``.
+Run: ``python scripts/generate_scorecard_traces.py [--out examples/scorecard]``.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from scripts.generate_sample_traces import (  # noqa: E402
     write_lines,
 )
 
-DEFAULT_OUT = REPO_ROOT / "sample_traces" / "scorecard"
+DEFAULT_OUT = REPO_ROOT / "examples" / "scorecard"
 PIPELINE = "support-qa"
 SCOPE = Scope("support_qa.pipeline", "1.4.0")
 GENERATOR = "scripts/generate_scorecard_traces.py"

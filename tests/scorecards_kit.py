@@ -18,7 +18,7 @@ from scripts.generate_sample_traces import write_lines
 from scripts.generate_scorecard_traces import StepRun, new_session, record_run, support_steps
 
 REPO = Path(__file__).resolve().parent.parent
-SAMPLE_DIR = REPO / "sample_traces" / "scorecard"
+SAMPLE_DIR = REPO / "examples" / "scorecard"
 SAMPLE_CONFIG = SAMPLE_DIR / "support-qa.scorecard.toml"
 SAMPLE_PIPELINE = SAMPLE_DIR / "support-qa.pipeline.yaml"
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,7 +29,7 @@ from aem.config import load_resolved
 from aem.datatests import api
 from aem.datatests.results import RunResult
 from aem.metrics.registry import ResolvedMetrics
-from aem.store import Store, StoreError
+from aem.store import Store, StoreError, default_store_path
 from aem.terminaltext import safe as plain
 
 test_app = typer.Typer(no_args_is_help=True, help="Dataset tests: create, run, show, compare")
@@ -264,8 +265,13 @@ def checks_command(
     """The check cards: what each evaluates, the fields it needs, threshold, judges."""
     from aem.datatests.cards import check_cards
 
-    with _session(store, config) as (opened, settings):
-        cards = check_cards(settings.config, opened)
+    # The cards only read the store (thresholds overridden there): with no store yet, a
+    # scratch one, so that listing the checks never leaves an aem.sqlite behind.
+    existing = store or default_store_path()
+    with tempfile.TemporaryDirectory() as scratch:
+        where = existing if existing.exists() else Path(scratch) / "aem.sqlite"
+        with _session(where, config) as (opened, settings):
+            cards = check_cards(settings.config, opened)
     if json_:
         sys.stdout.write(json.dumps(cards, indent=2) + "\n")
         return

@@ -30,8 +30,9 @@ FromOption = Annotated[
     typer.Option(
         "--from",
         metavar="URL",
-        help="read spans from a tracing backend instead of files, e.g. "
-        "phoenix://127.0.0.1:6006/default (repeatable)",
+        help="read spans from a tracing backend instead of files: "
+        "phoenix://HOST:PORT/PROJECT, mlflow://HOST:PORT/EXPERIMENT_ID, or a scheme a "
+        "span-source plug-in registers (repeatable)",
     ),
 ]
 SinceOption = Annotated[

@@ -19,6 +19,13 @@ def calibrate(
     pairs: Annotated[Path, typer.Argument(help="labelled pairs: JSONL {a, b, same} or CSV")],
     config: ConfigOption = None,
     set_: SetOption = None,
+    setting: Annotated[
+        str,
+        typer.Option(
+            help="the threshold the pairs calibrate, named in the advice printed: e.g. "
+            "metrics.groundedness.similarity_threshold for claim/passage pairs"
+        ),
+    ] = "compare.text_similarity_threshold",
 ) -> None:
     """Per threshold: false-match and false-mismatch rates, and the threshold that balances them."""
     from aem.compare import SemanticComparator
@@ -27,11 +34,12 @@ def calibrate(
 
     try:
         settings = load_config(config, set_ or [])
+        load_config(config, [*(set_ or []), f"{setting}=0.5"])  # a setting that exists
         labelled = read_pairs(pairs)
     except (ValueError, OSError) as exc:
         fail(exc)
     result = run_calibration(labelled, SemanticComparator(settings.compare))
-    render_calibration(result, Console())
+    render_calibration(result, Console(), setting=setting)
 
 
 def diff(

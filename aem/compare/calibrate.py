@@ -171,8 +171,15 @@ def calibrate(
     )
 
 
-def render_calibration(result: CalibrationResult, console: Console, *, max_rows: int = 21) -> None:
-    """A rich table of the sweep (thinned to ``max_rows``), the pick and the fixed pairs."""
+def render_calibration(
+    result: CalibrationResult,
+    console: Console,
+    *,
+    max_rows: int = 21,
+    setting: str = "compare.text_similarity_threshold",
+) -> None:
+    """A rich table of the sweep (thinned to ``max_rows``), the pick and the fixed pairs;
+    the advice names ``setting``, the threshold these pairs calibrate."""
     from rich.table import Table
 
     table = Table(title="compare.text_similarity_threshold calibration")
@@ -209,7 +216,7 @@ def render_calibration(result: CalibrationResult, console: Console, *, max_rows:
             f"Picked threshold {result.best.threshold:.4f}: false match "
             f"{result.best.false_match_rate:.1%}, false mismatch "
             f"{result.best.false_mismatch_rate:.1%} over {result.text_pairs} text pairs. "
-            f"Set it with --set compare.text_similarity_threshold={result.best.threshold:.4f}"
+            f"Set it with --set {setting}={result.best.threshold:.4f}"
         )
     console.print(
         f"{result.fixed_pairs} pairs were decided without a threshold (numbers, dates, ids, "

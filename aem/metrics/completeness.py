@@ -80,7 +80,10 @@ class Completeness(BaseMetric[CompletenessSettings]):
         if not answers:
             return
         final = answers[-1]
-        key_points = context.case.key_points if context.case else []
+        if context.case is None:
+            yield result(NAME, final, Outcome.SKIP, "no case for this session (--cases)")
+            return
+        key_points = context.case.key_points
         if not key_points:
             yield result(NAME, final, Outcome.SKIP, "the case has no key_points")
             return

@@ -249,6 +249,17 @@ def render(
 
 
 def render_diff(result: RunDiff, console: Console) -> None:
+    """Root causes gone, new and changed, flagged turns and sessions; "no change" when
+    the two runs found the same (an empty table reads as a rendering failure)."""
+    if not (result.disappeared or result.appeared or result.changed) and (
+        result.flagged_turns_before == result.flagged_turns_after
+        and not result.sessions_fixed
+        and not result.sessions_broken
+    ):
+        console.print(
+            f"no change: the same root causes, {result.flagged_turns_after} flagged turns"
+        )
+        return
     table = Table(title="root causes, before → after (sessions hit)", title_justify="left")
     table.add_column("change", no_wrap=True)
     table.add_column("signature", overflow="fold")
