@@ -56,12 +56,12 @@ def _setting_flags() -> dict[str, tuple[str, str | None]]:
 
 def _toml_value(raw: str) -> str:
     """Numbers, booleans and TOML literals pass through; anything else is a string."""
-    import tomllib
+    from aem.settings import TomlError, parse_toml
 
     try:
-        tomllib.loads(f"v = {raw}")
+        parse_toml(f"v = {raw}")
         return raw
-    except tomllib.TOMLDecodeError:
+    except TomlError:
         return '"' + raw.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 

@@ -11,15 +11,17 @@ import os
 import signal
 import sys
 import threading
-import tomllib
 from pathlib import Path
 from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
 from aem.config import apply_override
+from aem.metrics.registry import resolve_metrics
+from aem.provenance import provenance_by_metric
 from aem.serve.ops import setup_logging
 from aem.serve.settings import ServeSettings, UnusableSetting, load_serve_config
+from aem.settings import read_toml
 
 log = logging.getLogger("aem.serve")
 
@@ -30,7 +32,7 @@ def load_settings(config_path: Path | None, overrides: list[str]) -> ServeSettin
     """``[serve]`` from the TOML file, then ``serve.*`` overrides; validated once here."""
     data: dict[str, Any] = {}
     if config_path is not None:
-        data = dict(tomllib.loads(Path(config_path).read_text(encoding="utf-8")).get("serve", {}))
+        data = dict(read_toml(Path(config_path)).get("serve", {}))
     for item in overrides:
         key, _, raw = item.partition("=")
         if key.strip().startswith(PREFIX):
@@ -56,7 +58,12 @@ def serve_command(config_path: Path | None, overrides: list[str], cases_path: Pa
         cases = load_cases(cases_path)
     evaluate = build_evaluate(settings, cases, config)
     try:
-        server = LiveServer(settings, evaluate=evaluate, assembly=config.assembly)
+        server = LiveServer(
+            settings,
+            evaluate=evaluate,
+            assembly=config.assembly,
+            provenance=provenance_by_metric(resolve_metrics(config), config.judges),
+        )
         server.start()
     except (UnusableSetting, OSError) as exc:
         # One line, no traceback, exit 2 (the set-up is the operator's to fix): a port in

@@ -59,7 +59,7 @@ def _serialize(response: trace_service_pb2.ExportTraceServiceResponse) -> bytes:
     return response.SerializeToString()
 
 
-class ExportHandler(grpc.GenericRpcHandler):
+class ExportHandler(grpc.GenericRpcHandler):  # type: ignore[misc]  # grpc ships no types
     def __init__(
         self,
         intake: Intake,

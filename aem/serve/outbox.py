@@ -123,7 +123,7 @@ class RetryPolicy:
     maximum: float = defaults.DELIVERY_RETRY_MAX_SECONDS
 
     def delay(self, attempts: int) -> float:
-        base = min(self.maximum, self.initial * (2 ** min(attempts, 30)))
+        base: float = min(self.maximum, self.initial * (2.0 ** min(attempts, 30)))
         return base * random.uniform(0.5, 1.0)
 
 

@@ -18,9 +18,9 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from aem.model import ClosedSession, InputIssue, SessionReport, SpanRecord
 from aem.serve import defaults
@@ -31,7 +31,8 @@ from aem.serve.queues import SpanQueue
 from aem.serve.spool import Spool, SpoolClosed
 from aem.serve.supervisor import SupervisedThread
 from aem.sinks.records import verdict_items
-from collectors.assembler import DEFAULT_MAX_SESSION_SPANS, SessionAssembler
+from collectors.assembler import SessionAssembler
+from collectors.limits import DEFAULT_MAX_SESSION_SPANS
 
 log = logging.getLogger("aem.serve.pipeline")
 
@@ -92,13 +93,10 @@ class Pipeline:
         metrics: ServeMetrics,
         on_committed: Callable[[], None],
         budget: Budget,
+        provenance: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
-        self._spool = spool
-        self._budget = budget
-        self._intake = intake
-        self._evaluate = evaluate
-        self._limits = limits
-        self._metrics = metrics
+        self._spool, self._budget, self._intake, self._evaluate = spool, budget, intake, evaluate
+        self._limits, self._metrics, self._provenance = limits, metrics, provenance
         self._on_committed = on_committed
         self._late: list[tuple[str, str]] = []
         self._late_log = LateSpanTally(LATE_SPAN_LOG_SECONDS, time.monotonic)
@@ -297,7 +295,9 @@ class Pipeline:
         started = time.perf_counter()
         try:
             report = self._evaluate(session)
-            items = verdict_items(report, completed_at=job.completed_at)
+            items = verdict_items(
+                report, completed_at=job.completed_at, provenance=self._provenance
+            )
         except Abandoned:
             log.info("evaluation abandoned at shutdown", extra={"session_id": session.session_id})
             return

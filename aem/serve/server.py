@@ -156,9 +156,11 @@ class LiveServer:
         evaluate: Evaluate,
         sinks: list[Sink] | None = None,
         assembly: AssemblySettings | None = None,
+        provenance: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         """``assembly``: the evaluation config's session limits (its defaults if None);
-        the turn limit is applied where sessions are built (``Evaluator.build``)."""
+        the turn limit is applied where sessions are built (``Evaluator.build``).
+        ``provenance``: each metric's evaluator, on every verdict item (aem.provenance)."""
         assembly = assembly or AssemblySettings()
         self.settings = settings
         self._evaluate = evaluate
@@ -192,6 +194,7 @@ class LiveServer:
             metrics=self.metrics,
             on_committed=self.outbox.notify,
             budget=self.budget,
+            provenance=provenance,
         )
         self.supervisor = self._supervise()
         self._gauges()

@@ -71,6 +71,13 @@ def test_exporters_to_serve_to_downstream(serve_factory) -> None:
                 event["attributes"]["gen_ai.evaluation.score.label"]
                 == expected[(session, span_id, name)][0]
             )
+            # Live verdicts name their evaluator as the audit's do (aem.provenance).
+            assert event["attributes"]["aem.evaluation.evaluator.id"] == f"aem/{name}"
+            assert event["attributes"]["aem.evaluation.evaluator.type"] in (
+                "rule",
+                "embedding",
+                "judge",
+            )
         assert len(received.spans) == len(turn_keys)
         for span in received.spans:
             evaluated = span["attributes"]["aem.evaluated_span_id"]
