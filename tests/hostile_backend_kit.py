@@ -40,9 +40,9 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from aem.model import SpanRecord
 from bench.backends.scaled import renamed
 from collectors.readers import read_batches
+from tests.collectors.test_backend_sources import phoenix_span
 from tests.serve.conftest import SAMPLES
 from tests.serve.sender import to_readable
-from tests.collectors.test_backend_sources import phoenix_span
 
 WEATHER = SAMPLES / "weather_genai.otlp.jsonl"
 Answer = Callable[[BaseHTTPRequestHandler], None]

@@ -33,9 +33,9 @@ import pytest
 
 from aem.model import SpanRecord
 from collectors.readers import read_batches
+from tests.collectors.test_backend_sources import phoenix_span
 from tests.conftest import SAMPLES, run_audit
 from tests.scorecards_kit import cli
-from tests.collectors.test_backend_sources import phoenix_span
 
 BROKEN = "weather-genai"
 WEATHER = [SAMPLES / "weather_genai.otlp.jsonl", SAMPLES / "weather_openinference.otlp.jsonl"]

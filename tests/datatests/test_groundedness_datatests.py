@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from aem.cli import app
-from tests.groundedness_kit import CASES, HELPDESK
 from tests.api.test_sample_traces_generator import HELPDESK_SESSIONS as HELPDESK_IDS
+from tests.groundedness_kit import CASES, HELPDESK
 
 pytestmark = pytest.mark.slow
 

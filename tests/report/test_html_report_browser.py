@@ -27,8 +27,8 @@ from aem.cli import app
 from aem.report.browser import chromium_path, headless_chromium
 from aem.report.html import render_report, write_html
 from bench.html.synth import synthesize
-from tests.conftest import SAMPLES
 from tests.apps.test_diff import _fixed  # the same run with the hotel search succeeding
+from tests.conftest import SAMPLES
 
 if chromium_path() is None and not os.environ.get("CI"):
     pytest.skip(
