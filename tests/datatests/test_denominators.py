@@ -88,11 +88,11 @@ def _audit(tmp_path: Path, *extra: str) -> tuple[int, dict[str, object]]:
 
 
 def test_cli_gate_unmeasured_sets_the_exit_code(tmp_path: Path) -> None:
-    """On the bundled samples most sessions have no RAG answer: a groundedness gate is
+    """On the bundled samples few sessions are out-of-scope questions: a refusal gate is
     decided on few of them. Allowing every session unmeasured passes; allowing none fails."""
-    code, report = _audit(tmp_path, "--gate", "groundedness=0", "--gate-unmeasured", "1")
+    code, report = _audit(tmp_path, "--gate", "refusal=0", "--gate-unmeasured", "1")
     (gate,) = report["gates"]  # type: ignore[misc]
     assert code == 0 and gate["unmeasured_share"] > 0 and gate["not_scored"] > 0
-    code, report = _audit(tmp_path, "--gate", "groundedness=0", "--gate-unmeasured", "0")
+    code, report = _audit(tmp_path, "--gate", "refusal=0", "--gate-unmeasured", "0")
     (gate,) = report["gates"]  # type: ignore[misc]
     assert code == 1 and gate["passed"] is False and gate["max_unmeasured"] == 0
