@@ -28,6 +28,7 @@ points are imported by name, so no layer reaches up by importing a module.
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -98,8 +99,18 @@ FROM_SETTINGS = Member("from_settings", "a callable from_settings(settings, serv
 
 
 def _from_settings(target: Any, settings: BaseModel, services: Any) -> Any:
-    """The common calling convention: ``from_settings(settings, services)``."""
-    return target.from_settings(settings, services)
+    """The common calling convention: ``from_settings(settings, services)``; a plug-in
+    written before it, ``from_settings(settings)`` (a sink needs nothing lent), still
+    builds."""
+    build = target.from_settings
+    try:
+        takes = inspect.signature(build).parameters.values()
+    except (TypeError, ValueError):  # a builtin or C callable: assume the convention
+        return build(settings, services)
+    positional = [p for p in takes if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) < 2 and not any(p.kind is p.VAR_POSITIONAL for p in takes):
+        return build(settings)
+    return build(settings, services)
 
 
 @dataclass(frozen=True)
@@ -191,8 +202,6 @@ SINK = PluginKind(
     "aem.sinks",
     "sinks",
     (NAME, SETTINGS, FROM_SETTINGS),
-    # Kept for the sinks already written: from_settings(settings) (a sink needs nothing).
-    build=lambda t, s, services: t.from_settings(s),
 )
 DIALECT = PluginKind(
     "dialect",

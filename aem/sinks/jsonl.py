@@ -28,7 +28,7 @@ class JsonlSink:
     Settings = JsonlSettings
 
     @classmethod
-    def from_settings(cls, settings: JsonlSettings) -> JsonlSink:
+    def from_settings(cls, settings: JsonlSettings, services: object = None) -> JsonlSink:
         return cls(settings.path)
 
     def __init__(self, path: Path, *, name: str = "jsonl") -> None:

@@ -190,7 +190,7 @@ class MlflowSink:
     Settings = MlflowSettings
 
     @classmethod
-    def from_settings(cls, settings: MlflowSettings) -> MlflowSink:
+    def from_settings(cls, settings: MlflowSettings, services: object = None) -> MlflowSink:
         token = settings.token.get_secret_value() if settings.token else None
         return cls(
             settings.url,

@@ -164,7 +164,7 @@ class OtlpSink:
     Settings = OtlpSettings
 
     @classmethod
-    def from_settings(cls, settings: OtlpSettings) -> OtlpSink:
+    def from_settings(cls, settings: OtlpSettings, services: object = None) -> OtlpSink:
         return cls(
             settings.endpoint,
             protocol=settings.protocol,

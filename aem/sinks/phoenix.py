@@ -74,7 +74,7 @@ class PhoenixSink:
     Settings = PhoenixSettings
 
     @classmethod
-    def from_settings(cls, settings: PhoenixSettings) -> PhoenixSink:
+    def from_settings(cls, settings: PhoenixSettings, services: object = None) -> PhoenixSink:
         key = settings.api_key.get_secret_value() if settings.api_key else None
         return cls(
             settings.url,
