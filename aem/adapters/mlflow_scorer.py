@@ -75,7 +75,7 @@ def aem_scorer(
 
     verdicts = TraceVerdicts(config, cases)
 
-    @scorer(name=name)
+    @scorer(name=name)  # type: ignore[untyped-decorator, unused-ignore]  # untyped without mlflow
     def aem(trace: Any) -> list[Any]:
         as_json = MessageToDict(trace.to_proto(), preserving_proto_field_name=True)
         return [
