@@ -122,9 +122,31 @@ def _turn_item(
             "root_cause_span_ids": [s for s in root_spans if s],
             "failed_metrics": turn.failed_metrics,
             "unverified_metrics": [m.name for m in turn.metrics if m.outcome is Outcome.UNVERIFIED],
+            "explanation": turn_explanation(turn),
             "attributes": label_by,
         },
     )
+
+
+def turn_explanation(turn: TurnVerdict) -> str:
+    """The line ``aem audit`` prints under a turn, for a sink that shows one line per
+    turn: its first failure (``metric: why``), else what left it unverified, else, when
+    every metric skipped, ``not checked (N skipped)`` — never a bare ``ok``.
+
+    >>> from aem.model import TurnKind
+    >>> turn = TurnVerdict(turn_id="t1", span_ids=["s"], kind=TurnKind.RETRIEVAL,
+    ...                    name="kb", label=Label.OK, metrics=[])
+    >>> turn_explanation(turn)
+    'not checked (no metric applies)'
+    """
+    for outcome in (Outcome.FAIL, Outcome.UNVERIFIED):
+        found = next((m for m in turn.metrics if m.outcome is outcome), None)
+        if found is not None:
+            return f"{found.name}: {found.explanation}"
+    if any(m.outcome is Outcome.PASS for m in turn.metrics):
+        return ""
+    skipped = sum(1 for m in turn.metrics if m.outcome is Outcome.SKIP)
+    return f"not checked ({f'{skipped} skipped' if skipped else 'no metric applies'})"
 
 
 def label_explanation(payload: dict[str, Any]) -> str:

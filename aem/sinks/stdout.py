@@ -4,7 +4,8 @@ Why a sink at all when none is configured: a first ``aem serve`` without a
 ``[serve.sinks]`` table used to evaluate in silence (the verdicts only in the outbox
 table); one line per verdict on standard output shows that it works and what it found,
 while the logs stay on standard error. Metric items are not printed one by one: the
-turn's line names the metrics that failed.
+turn's line names the metrics that failed and the one-line explanation ``aem audit``
+prints (``not checked (N skipped)`` where every metric skipped).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ _FIELDS = (
     "label",
     "failed_metrics",
     "unverified_metrics",
+    "explanation",
     "cut",
 )
 
