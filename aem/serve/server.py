@@ -32,6 +32,7 @@ from aem.serve.rawrequests import settle_raw_requests
 from aem.serve.scorecards import scorecard_tracker
 from aem.serve.settings import ServeSettings, UnusableSetting
 from aem.serve.spool import Pruner, Spool
+from aem.serve.storelock import StoreLock
 from aem.serve.supervisor import Supervisor
 from aem.sinks.base import Sink
 from aem.sinks.registry import build_sinks
@@ -166,6 +167,7 @@ class LiveServer:
         self._evaluate = evaluate
         self.metrics = ServeMetrics()
         sinks = _configured_sinks(settings) if sinks is None else sinks
+        self.store_lock = StoreLock(settings.spool_path).acquire()
         self.spool = _open_spool(settings, sinks)
         self.outbox = _outbox(settings, sinks, self.metrics)
         self.pruner = Pruner(
@@ -374,6 +376,7 @@ class LiveServer:
         self.pruner.stop()
         self.outbox.close()
         self.spool.close()
+        self.store_lock.release()
         self._gil.stop()
         log.info("stopped", extra={"evaluations_finished": finished, "outbox_flushed": flushed})
         return bool(finished)

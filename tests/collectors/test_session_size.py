@@ -420,8 +420,11 @@ def test_serve_assembles_with_the_configured_span_limit(tmp_path: Path) -> None:
         server = LiveServer(settings, evaluate=lambda s: s, sinks=[], assembly=config.assembly)
         assert server.pipeline.assembler.max_session_spans == held
         server.spool.close()
+        server.store_lock.release()  # one server per store: this one is done
     default = LiveServer(settings, evaluate=lambda s: s, sinks=[])
     assert default.pipeline.assembler.max_session_spans == 100_000
+    default.spool.close()
+    default.store_lock.release()
 
 
 @pytest.mark.slow

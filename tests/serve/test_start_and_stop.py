@@ -103,3 +103,22 @@ def test_worker_processes_end_with_the_server(serve_factory) -> None:
         what=f"no worker left 3 s after the server exited ({exited:.1f} s after SIGTERM)",
     )
     serve.stop()
+
+
+def test_a_second_server_on_the_same_store_refuses_naming_the_first(serve_factory) -> None:
+    """Two servers on one spool would evaluate and deliver everything twice."""
+    first = serve_factory("serve", "--workers", "0")
+    command = [
+        PY, "-c", "from aem.cli import main; main()", "serve",
+        "--set", "serve.grpc_port=0", "--set", "serve.http_port=0",
+        "--set", f'serve.spool_path="{first.spool}"',
+        "--set", "serve.workers=0",
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]
+    flat = " ".join(done.stderr.split())
+    assert "in use by another aem serve" in flat and str(first.spool) in flat
+    assert f"pid {first.proc.pid}" in flat
+    assert "Traceback" not in done.stderr
+    assert first.stop() == 0  # the first one is untouched
