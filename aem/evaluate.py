@@ -7,7 +7,7 @@ all call it, so a verdict is the same whichever way the spans arrived.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from aem.cases import Case
 from aem.compare.core import lazy_comparator
@@ -107,8 +107,7 @@ class Evaluator:
             trace_ids=session.trace_ids,
             case_found=case is not None,
             cut=session.cut,
-            boundaries=session.boundaries,
-            conversation_turns=session.conversation_turns,
+            **_structure(session),
             turns=verdicts,
             edges=turn_edges(graph, session.turns),
             root_causes=[
@@ -176,6 +175,15 @@ class Evaluator:
             signature=signature(failed_metrics[0], turn.kind.value, turn.name, category),
             agent=turn.agent,
         )
+
+
+def _structure(session: Session) -> dict[str, Any]:
+    """How the session's exchanges were bounded, how many, and how many runs it holds."""
+    return {
+        "boundaries": session.boundaries,
+        "conversation_turns": session.conversation_turns,
+        "runs": session.runs,
+    }
 
 
 def _unverified_metrics(verdict: TurnVerdict) -> list[str]:

@@ -336,6 +336,9 @@ class SessionReport(_Shipped):
     # (every one a ``handle_conversation_turn`` span) or ``inferred``, and how many.
     boundaries: Literal["conventions", "inferred"] = "inferred"
     conversation_turns: int = 0
+    # Times the conversation was started from its first message (collectors.sessions.rounds):
+    # 2 when a re-run was appended under the same conversation id.
+    runs: int = 1
 
 
 class RankedRootCause(_Shipped):
@@ -480,6 +483,9 @@ class Session:
     # ``handle_conversation_turn`` spans, or inferred (collectors.sessions.rounds).
     boundaries: Literal["conventions", "inferred"] = "inferred"
     conversation_turns: int = 0
+    # Runs of the conversation from its first message in this one session: over 1 when a
+    # script re-ran under the same id and both runs were merged (the turns are both's).
+    runs: int = 1
 
     @property
     def trace_ids(self) -> list[str]:

@@ -26,7 +26,7 @@ import json
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from google.protobuf.json_format import MessageToDict
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -59,13 +59,18 @@ def otlp_json(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
 
 
 class OtlpJsonFileExporter(SpanExporter):
-    """Appends each exported batch to ``path`` as one OTLP/JSON line."""
+    """Appends each exported batch to ``path`` as one OTLP/JSON line.
 
-    def __init__(self, path: str | Path) -> None:
+    ``mode="w"`` starts the file afresh: for a script that re-runs under the same
+    conversation id, appending would put two runs in one session (AEM says so, ``runs``,
+    but a fresh file is what the developer meant).
+    """
+
+    def __init__(self, path: str | Path, mode: Literal["a", "w"] = "a") -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._file: IO[str] | None = self.path.open("a", encoding="utf-8")
+        self._file: IO[str] | None = self.path.open(mode, encoding="utf-8")
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         if not spans:

@@ -121,6 +121,8 @@ def session_table(report: SessionReport) -> Table:
         notes.append("no case")
     if report.cut:
         notes.append("cut at max lifetime")
+    if report.runs > 1:
+        notes.append(f"{report.runs} runs under one conversation id: a re-run appended?")
     table = Table(title=title, caption="; ".join(notes) or None, title_justify="left")
     # Fits whole, or the caller prints the turn list instead (print_session): a table
     # squeezed below its width would fold an identifier in two.
@@ -153,6 +155,8 @@ def turn_lines(report: SessionReport) -> list[Text]:
     ``t2 tool_call get_orders: prior_action_failed ← t1 · argument_validity``
     """
     lines = [Text("session ") + safe(report.session_id)]
+    if report.runs > 1:
+        lines[0].append(f" ({report.runs} runs under one conversation id: a re-run appended?)")
     for turn_id, kind, name, label, metrics in map(_row, report.turns):
         line = Text("  ") + turn_id + Text(" ") + kind + Text(" ") + name + Text(": ") + label
         failed = metrics.plain.replace("\n", ", ")

@@ -21,7 +21,7 @@ from collectors.sessions.contexts import contexts, mark_returns
 from collectors.sessions.history import history
 from collectors.sessions.pairing import FedBackResults, pair_tool_runs
 from collectors.sessions.repair import repair_span_tree
-from collectors.sessions.rounds import conversation_turns
+from collectors.sessions.rounds import conversation_turns, runs
 from collectors.sessions.turns import TurnCutter
 
 # Turns kept for one session; the rest are dropped and the session marked cut.
@@ -50,12 +50,13 @@ def build_session(
     paired = pair_tool_runs(requests, tool_runs)
     unpaired = [req.call_id for i, (_, req) in enumerate(requests) if i not in paired]
     call_ids = [req.call_id for _, req in requests] + [run.call_id for run in tool_runs]
+    predecessors = history(model_calls, span_contexts)
     turns = TurnCutter(
         spans=by_id,
         operations=operations,
         contexts=span_contexts,
         run_for_request={id(requests[i][1]): run for i, run in paired.items()},
-        history=history(model_calls, span_contexts),
+        history=predecessors,
         fed_back=FedBackResults(model_calls, (cid for cid in unpaired if cid)),
         call_ids=PatternFinder(cid for cid in call_ids if cid),
     ).cut()
@@ -80,6 +81,7 @@ def build_session(
         cut=cut,
         boundaries=boundaries,
         conversation_turns=exchanges,
+        runs=runs(model_calls, predecessors),
     )
 
 

@@ -9,11 +9,11 @@ on, since an inferred boundary can be wrong where a stated one cannot.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from aem.model import SpanRecord
-from collectors.dialects.base import AgentRun, ConversationTurnRun, Operation
+from collectors.dialects.base import AgentRun, ConversationTurnRun, ModelCall, Operation
 
 Boundaries = Literal["conventions", "inferred"]
 
@@ -66,3 +66,34 @@ def conversation_turns(
     if stated or inferred:
         return "inferred", len(stated) + len(inferred)
     return "inferred", len({s.trace_id for s in spans.values()})
+
+
+def _first_user_texts(call: ModelCall) -> list[str]:
+    if call.user_texts:
+        return list(call.user_texts)
+    return call.read_user_texts(call.input_text) if call.read_user_texts else []
+
+
+def runs(model_calls: Sequence[ModelCall], predecessors: Mapping[str, ModelCall]) -> int:
+    """How many times the conversation was started from its first message: ``2`` when a
+    script re-ran under the same conversation id and both runs landed in one session.
+
+    A run starts at a model call whose input was captured, continues no earlier call (no
+    earlier output in it: ``predecessors``, :func:`collectors.sessions.history.history`)
+    and holds exactly the session's first user messages. A continuing conversation
+    carries earlier output, a sub-agent is handed a task of its own; a re-run whose first
+    message changed is missed — a miss costs less than calling one conversation two.
+    """
+    ordered = sorted(model_calls, key=lambda op: (op.span.start_unix_nano, op.span.span_id))
+    if not ordered:
+        return 1
+    first = _first_user_texts(ordered[0])
+    if not first:
+        return 1
+    return 1 + sum(
+        1
+        for call in ordered[1:]
+        if call.input_text
+        and call.span.span_id not in predecessors
+        and _first_user_texts(call) == first
+    )
