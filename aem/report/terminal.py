@@ -233,7 +233,10 @@ def render(
     ``every_session`` (``--all``) tables every session, not only the first failing ones."""
     if sessions:
         print_sessions(report, console, every_session=every_session)
-    console.print(ranking_table(report))
+    if report.ranking:
+        console.print(ranking_table(report))
+    else:  # an empty table reads as a rendering failure, not as "nothing failed"
+        console.print("root causes: none (no turn failed a metric)")
     categories, headline = category_table(report), category_line(report)
     if categories is not None:
         console.print(categories)

@@ -109,7 +109,7 @@ def test_the_terminal_shows_the_suspect_its_reason_legend_ranking_and_count(
         "nothing proven; a value the trace neither supports nor contradicts: look here first"
     )
     ranking = view.index("suspects, ranked by sessions hit")
-    assert view.index("root causes, ranked by sessions hit") < ranking
+    assert view.index("root causes: none") < ranking  # stated, then the suspects
     assert re.search(rf"│ 1 │ 1 of 1 +│ {re.escape(TRUTHFULNESS)} ", view[ranking:])
     assert "1 session, 0 with a root cause, 1 with suspects only" in _flat(view)
     assert "unsupported = fail" not in view  # the default goes unsaid
