@@ -25,8 +25,14 @@ class StoreLock:
         self._file: IO[str] | None = None
 
     def acquire(self) -> StoreLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115  (held open)
+        """Hold the lock, or refuse naming the holder. A lock file that cannot be created
+        (a read-only or missing directory) is left to the spool, which says precisely why
+        it cannot be opened: no second server can open that spool either."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115  (held open)
+        except OSError:
+            return self
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
