@@ -26,7 +26,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from aem.model import AuditReport, Outcome
+from aem.model import AuditReport, MetricResult, Outcome
 
 Verdict = Literal["pass", "fail"]
 _BOOTSTRAP_SEED = 20261204
@@ -118,13 +118,15 @@ def _outcomes(report: AuditReport, metric: str) -> dict[str, tuple[Outcome, str]
     return found
 
 
-def _session_outcome(results: Sequence[object]) -> tuple[Outcome, str]:
-    fails = [r for r in results if getattr(r, "outcome", None) is Outcome.FAIL]
+def _session_outcome(results: Sequence[MetricResult]) -> tuple[Outcome, str]:
+    """A session as a whole: failed if any turn failed, passed if any passed, else the
+    first result's outcome (unverified, skipped, error: not scored)."""
+    fails = [r for r in results if r.outcome is Outcome.FAIL]
     if fails:
-        return Outcome.FAIL, getattr(fails[0], "explanation", "")
-    if any(getattr(r, "outcome", None) is Outcome.PASS for r in results):
+        return Outcome.FAIL, fails[0].explanation
+    if any(r.outcome is Outcome.PASS for r in results):
         return Outcome.PASS, ""
-    return getattr(results[0], "outcome", Outcome.SKIP), getattr(results[0], "explanation", "")
+    return results[0].outcome, results[0].explanation
 
 
 def kappa(pairs: Sequence[tuple[Verdict, Verdict]]) -> float | None:

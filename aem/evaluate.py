@@ -212,6 +212,17 @@ def is_checked(verdict: TurnVerdict) -> bool:
     )
 
 
+def unchecked_reason(verdict: TurnVerdict) -> str | None:
+    """Why nothing checked the turn (``2 skipped``, ``no metric applies``), the words the
+    terminal and the live stdout line share; ``None`` when a metric did check it."""
+    if is_checked(verdict):
+        return None
+    skipped = sum(1 for m in verdict.metrics if m.outcome is Outcome.SKIP)
+    errors = sum(1 for m in verdict.metrics if m.outcome is Outcome.ERROR)
+    parts = [f"{skipped} skipped"] * bool(skipped) + [f"{errors} error"] * bool(errors)
+    return ", ".join(parts) or "no metric applies"
+
+
 def _verdict(
     turn: Turn, label: Label, inherited: list[str], metrics: list[MetricResult]
 ) -> TurnVerdict:

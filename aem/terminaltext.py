@@ -9,6 +9,8 @@ every application, keeps them all printing what is literally there.
 
 from __future__ import annotations
 
+from rich.console import Console, RenderableType
+from rich.measure import Measurement
 from rich.text import Text
 
 # C0 and C1 control characters (ESC starts every terminal escape sequence, BEL ends the
@@ -47,3 +49,14 @@ def safe(value: object, style: str = "") -> Text:
     """Trace data as inert text: control characters shown as ``\\x1b``-style escapes,
     brackets shown as brackets (never read as rich markup)."""
     return Text(escape_controls(value), style=style)
+
+
+# Wide enough that a renderable's measurement is its natural width, not the terminal's.
+_UNBOUNDED = 100_000
+
+
+def fits(console: Console, renderable: RenderableType) -> bool:
+    """Whether ``renderable`` prints at its natural width on ``console``: a table squeezed
+    below it folds an identifier in two, so callers print a plainer form instead."""
+    unbounded = console.options.update(width=_UNBOUNDED, max_width=_UNBOUNDED)
+    return Measurement.get(console, unbounded, renderable).maximum <= console.width

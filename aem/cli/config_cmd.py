@@ -10,12 +10,12 @@ from typing import Annotated
 import typer  # noqa: TID251
 from rich.console import Console
 from rich.markup import escape
-from rich.measure import Measurement
 from rich.table import Table
 
 from aem.cli.audit import ConfigOption, SetOption
 from aem.cli.errors import fail
 from aem.config import ConfigError, config_sources, loaded_plugins
+from aem.terminaltext import fits
 
 config_app = typer.Typer(no_args_is_help=True, help="Inspect the configuration.")
 
@@ -87,8 +87,7 @@ def _plugin_table(console: Console) -> None:
             *(escape(row[k]) for k in ("kind", "name", "module", "distribution")),
             escape(row.get("error", "")),
         )
-    wide = console.options.update(width=100_000, max_width=100_000)
-    if Measurement.get(console, wide, table).maximum <= console.width:
+    if fits(console, table):
         console.print(table)
         return
     for row in rows:

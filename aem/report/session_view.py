@@ -24,13 +24,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.console import Console
-from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from aem.evaluate import is_checked
+from aem.evaluate import is_checked, unchecked_reason
 from aem.model import AuditReport, Label, Outcome, SessionReport, TurnVerdict
 from aem.report.safe_text import cut, plural, safe
+from aem.terminaltext import fits
 
 # Sessions a run may have before the view tables only its failing ones (and at most this
 # many of those): ten tables are what a reader reads before turning to the ranking.
@@ -144,10 +144,6 @@ def _row(turn: TurnVerdict) -> tuple[Text, Text, Text, Text, Text]:
     return safe(turn.turn_id), safe(turn.kind.value), safe(turn.name), label, metrics_cell(turn)
 
 
-# Wide enough that a table's measurement is its natural width, not the terminal's.
-_UNBOUNDED = 100_000
-
-
 def turn_lines(report: SessionReport) -> list[Text]:
     """The table as one line per turn, for a terminal narrower than the table: lines wrap
     at their spaces, so no metric name, id or turn name is ever cut in two.
@@ -178,9 +174,8 @@ def metrics_cell(turn: TurnVerdict) -> Text:
 def turn_label(turn: TurnVerdict) -> Text:
     """The turn's label; an "ok" where every metric skipped reads as not checked (``–``
     and the number of skips), so a pass and the absence of any check look different."""
-    if turn.label is Label.OK and not is_checked(turn):
-        skipped = sum(1 for m in turn.metrics if m.outcome is Outcome.SKIP)
-        why = f"{skipped} skipped" if skipped else "no metric applies"
+    why = unchecked_reason(turn) if turn.label is Label.OK else None
+    if why is not None:
         return Text(f"{NOT_CHECKED} ({why})", style="dim")
     return Text(turn.label.value, style=_LABEL_STYLE[turn.label])
 
@@ -231,8 +226,7 @@ def print_session(report: SessionReport, console: Console) -> None:
     root cause, one line per turn that inherited a failure, a line per metric that left
     a suspect unverified."""
     table = session_table(report)
-    unbounded = console.options.update(width=_UNBOUNDED, max_width=_UNBOUNDED)
-    if Measurement.get(console, unbounded, table).maximum <= console.width:
+    if fits(console, table):
         console.print(table)
     else:
         for line in turn_lines(report):

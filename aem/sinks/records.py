@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from aem.evaluate import unchecked_reason
 from aem.model import Label, Outcome, SessionReport, TurnVerdict
 from aem.provenance import (
     EVALUATOR_ID,
@@ -143,10 +144,8 @@ def turn_explanation(turn: TurnVerdict) -> str:
         found = next((m for m in turn.metrics if m.outcome is outcome), None)
         if found is not None:
             return f"{found.name}: {found.explanation}"
-    if any(m.outcome is Outcome.PASS for m in turn.metrics):
-        return ""
-    skipped = sum(1 for m in turn.metrics if m.outcome is Outcome.SKIP)
-    return f"not checked ({f'{skipped} skipped' if skipped else 'no metric applies'})"
+    why = unchecked_reason(turn)
+    return "" if why is None else f"not checked ({why})"
 
 
 def label_explanation(payload: dict[str, Any]) -> str:
