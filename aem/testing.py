@@ -181,6 +181,7 @@ class InMemorySink:
     """
 
     name = "memory"
+    item_kinds = frozenset({"metric", "turn", "session"})  # every item, to look at
 
     def __init__(self) -> None:
         import threading
@@ -206,6 +207,7 @@ class InMemorySink:
         self.closed = True
 
     def payloads(self, kind: str | None = None) -> list[dict[str, Any]]:
-        """Delivered payloads (optionally of one kind: ``"metric"`` or ``"turn"``)."""
+        """Delivered payloads (optionally of one kind: ``"metric"``, ``"turn"`` or
+        ``"session"``)."""
         with self._lock:
             return [i.payload for i in self.items if kind is None or i.kind == kind]

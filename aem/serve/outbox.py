@@ -23,7 +23,7 @@ import orjson
 
 from aem.serve import defaults
 from aem.serve.supervisor import SupervisedThread
-from aem.sinks.base import Sink
+from aem.sinks.base import Sink, deliver_to
 from aem.sinks.records import KEY_SEPARATOR, OutboxItem
 
 log = logging.getLogger("aem.serve.outbox")
@@ -224,7 +224,7 @@ class SinkWorker:
             return False
         items = [OutboxItem(key, kind, orjson.loads(payload)) for key, kind, payload, _, _ in rows]
         try:
-            accepted = set(self.sink.deliver(items))
+            accepted = set(deliver_to(self.sink, items))
             error = "downstream accepted only part of the batch"
         except Exception as exc:  # a sink failing in any way is retried, never fatal
             accepted = set()

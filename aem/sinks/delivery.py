@@ -18,7 +18,7 @@ from typing import Any
 
 from aem.http import RetryPolicy
 from aem.model import SessionReport
-from aem.sinks.base import DeliveryError, Sink
+from aem.sinks.base import DeliveryError, Sink, deliver_to
 from aem.sinks.records import OutboxItem, verdict_items
 from aem.sinks.registry import build_sinks, sink_types, validate_sink_settings
 
@@ -82,7 +82,7 @@ def _deliver_chunk(sink: Sink, chunk: Sequence[OutboxItem]) -> None:
         if attempt:
             DELIVERY_RETRY.pause(attempt)
         try:
-            accepted = set(sink.deliver(pending))
+            accepted = set(deliver_to(sink, pending))
         except DeliveryError as exc:
             problem = str(exc)
             continue

@@ -16,7 +16,7 @@ import orjson
 from pydantic import Field
 
 from aem.sinks.base import SinkSettings
-from aem.sinks.records import OutboxItem
+from aem.sinks.records import ALL_ITEM_KINDS, OutboxItem
 
 
 class JsonlSettings(SinkSettings):
@@ -26,6 +26,7 @@ class JsonlSettings(SinkSettings):
 class JsonlSink:
     name = "jsonl"
     Settings = JsonlSettings
+    item_kinds = ALL_ITEM_KINDS  # a file keeps every verdict, the session's included
 
     @classmethod
     def from_settings(cls, settings: JsonlSettings, services: object = None) -> JsonlSink:

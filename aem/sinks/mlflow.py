@@ -7,6 +7,11 @@ and one ``aem.label`` per turn (value = the turn's label, the root causes named)
 attached to the trace and to the first span of the turn, with source
 ``CODE`` / ``aem``.
 
+Why a trace-level assessment too: MLflow's traces table shows a trace's assessments, and
+span-level ones say little there (one per turn and metric). Each session item becomes one
+``aem.trace`` assessment on every trace of the session, with no span id: that trace's
+label, the session's root cause (turn, metric, trace) named in its rationale and metadata.
+
 Why idempotent by lookup: MLflow assessments have no client key to upsert on. Before
 writing a trace's verdicts the sink reads the trace's assessments and updates AEM's own
 (same source, same name, same span) in place; anything another source wrote is never
@@ -29,6 +34,7 @@ later.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -38,13 +44,14 @@ from pydantic import Field, SecretStr
 from aem.http import RetryPolicy
 from aem.sinks.base import DeliveryError, SinkSettings
 from aem.sinks.http import BoundedHttp, Response
-from aem.sinks.records import OutboxItem, label_explanation
+from aem.sinks.records import ALL_ITEM_KINDS, OutboxItem, label_explanation
 from collectors.backends.mlflow_rest import auth_headers, http_base_url
 
 SOURCE_ID = "aem"
 TRACES_PATH = "/api/3.0/mlflow/traces"
 TRACE_ID_PREFIX = "tr-"  # MLflow's id for a trace of an experiment: "tr-" + the OTel trace id
 LABEL_NAME = "aem.label"
+TRACE_LABEL_NAME = "aem.trace"
 # Answers worth asking again: the server is busy or restarting, not refusing the request.
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 RETRY_PAUSE_SECONDS = 0.5
@@ -95,6 +102,49 @@ def feedback(item: OutboxItem, source_id: str = SOURCE_ID) -> dict[str, Any]:
         "rationale": rationale,
         "metadata": metadata,
     }
+
+
+def trace_feedbacks(item: OutboxItem, source_id: str = SOURCE_ID) -> list[dict[str, Any]]:
+    """A session item's trace-level assessments (no span id), one per trace: the trace's
+    label; the rationale names the session's root cause when it lies in another trace."""
+    p = item.payload
+    root = p.get("root_cause") or {}
+    metadata = {
+        "aem.session_id": p["session_id"],
+        "aem.session_label": p["label"],
+        "aem.revision": str(p.get("revision", 0)),
+        "aem.idempotency_key": item.key,
+    }
+    if root:
+        metadata |= {
+            "aem.root_cause_turn_id": root["turn_id"],
+            "aem.root_cause_metrics": ", ".join(root["metrics"]),
+            "aem.root_cause_trace_id": root["trace_id"],
+            "aem.root_cause_span_id": root["span_id"],
+        }
+    bodies = []
+    for trace in p["traces"]:
+        rationale = trace["explanation"]
+        if root and root["trace_id"] != trace["trace_id"]:
+            rationale += f"; session: {p['explanation']} (trace {root['trace_id']})"
+        bodies.append(
+            {
+                "assessment_name": TRACE_LABEL_NAME,
+                "trace_id": mlflow_trace_id(trace["trace_id"]),
+                "source": {"source_type": "CODE", "source_id": source_id},
+                "feedback": {"value": trace["label"]},
+                "rationale": rationale,
+                "metadata": metadata,
+            }
+        )
+    return bodies
+
+
+def assessments(item: OutboxItem, source_id: str = SOURCE_ID) -> list[dict[str, Any]]:
+    """Every assessment one item becomes: one on a span, or one per trace of a session."""
+    if item.kind == "session":
+        return trace_feedbacks(item, source_id)
+    return [feedback(item, source_id)]
 
 
 class MlflowSettings(SinkSettings):
@@ -188,6 +238,7 @@ def _json_object(response: Response, page: str) -> dict[str, Any]:
 class MlflowSink:
     name = "mlflow"
     Settings = MlflowSettings
+    item_kinds = ALL_ITEM_KINDS
 
     @classmethod
     def from_settings(cls, settings: MlflowSettings, services: object = None) -> MlflowSink:
@@ -232,33 +283,36 @@ class MlflowSink:
         written the error is raised, naming the page. A failed request costs up to a
         deadline, so the delivery stops at the first one instead of spending one per trace;
         the traces that failed go last next time, so one trace the server always refuses
-        (a dripping answer, a trace it does not have) holds back no other.
+        (a dripping answer, a trace it does not have) holds back no other. A session item
+        counts as written once every one of its traces has its assessment.
         """
-        by_trace: dict[str, list[OutboxItem]] = {}
+        by_trace: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        needed: Counter[str] = Counter()
         for item in items:
-            by_trace.setdefault(mlflow_trace_id(item.payload["trace_id"]), []).append(item)
+            for body in assessments(item, self.source_id):
+                by_trace.setdefault(body["trace_id"], []).append((item.key, body))
+                needed[item.key] += 1
         order = sorted(by_trace, key=lambda trace_id: trace_id in self._failed_traces)
-        delivered: list[str] = []
+        written: Counter[str] = Counter()
         for trace_id in order:
             try:
-                delivered.extend(self._write_trace(trace_id, by_trace[trace_id]))
+                written.update(self._write_trace(trace_id, by_trace[trace_id]))
             except DeliveryError:
                 if len(self._failed_traces) >= MAX_FAILED_TRACES:
                     self._failed_traces.clear()
                 self._failed_traces.add(trace_id)
-                if not delivered:
+                if not written:
                     raise
                 break
             self._failed_traces.discard(trace_id)
-        return delivered
+        return [key for key in needed if written[key] == needed[key]]
 
-    def _write_trace(self, trace_id: str, items: list[OutboxItem]) -> list[str]:
+    def _write_trace(self, trace_id: str, entries: list[tuple[str, dict[str, Any]]]) -> list[str]:
         """Update AEM's own assessments of one trace in place, create the missing ones."""
         ours = self._own_assessments(trace_id)
         written = []
-        for item in items:
-            body = feedback(item, self.source_id)
-            found = ours.pop((body["assessment_name"], body["span_id"]), [])
+        for key, body in entries:
+            found = ours.pop((body["assessment_name"], body.get("span_id") or ""), [])
             base = f"{TRACES_PATH}/{trace_id}/assessments"
             if found:
                 mask = "feedback,rationale,metadata"
@@ -268,7 +322,7 @@ class MlflowSink:
                     self._rest.call("DELETE", f"{base}/{stale}", missing_ok=True)
             else:
                 self._rest.call("POST", base, body={"assessment": body})
-            written.append(item.key)
+            written.append(key)
         return written
 
     def _own_assessments(self, trace_id: str) -> dict[tuple[str, str], list[str]]:
@@ -283,7 +337,8 @@ class MlflowSink:
         for assessment in info.get("assessments") or []:
             source = assessment.get("source") or {}
             if source.get("source_type") == "CODE" and source.get("source_id") == self.source_id:
-                key = (assessment.get("assessment_name", ""), assessment.get("span_id", ""))
+                name = assessment.get("assessment_name", "")
+                key = (name, assessment.get("span_id") or "")
                 ours.setdefault(key, []).append(assessment["assessment_id"])
         return ours
 

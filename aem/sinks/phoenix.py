@@ -7,10 +7,22 @@ so neither the evaluation event nor the evaluation span shows up as an annotatio
 annotations and leave everyone else's. When several turns share their span (a model call
 whose text and tool calls are all turns), each turn's annotations get the identifier
 ``<identifier>:<turn id>``, so no turn's verdict overwrites another's.
+
+Why trace and session annotations too: Phoenix's trace list and sessions tab show those,
+not span annotations; a user scanning them saw nothing until they opened each trace. Each
+session item becomes an ``aem.trace`` annotation on every trace of the session (that
+trace's label, the session's root cause named) and, where Phoenix has the session, an
+``aem.session`` one. Both upsert on ``(name, trace or session, identifier)`` like the span
+annotations. Phoenix makes a session of the traces that carry ``session.id`` (and of
+``gen_ai.conversation.id``, which it copies there); a session AEM keyed on another
+attribute, or on its trace id, has no Phoenix session and gets trace annotations only.
+A Phoenix without ``/v1/session_annotations`` (older servers) answers 404 "Not Found";
+the sink then writes trace annotations only and says so once.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,7 +31,15 @@ from pydantic import Field, SecretStr
 
 from aem.sinks.base import DeliveryError, SinkSettings
 from aem.sinks.http import BoundedHttp
-from aem.sinks.records import OutboxItem, label_explanation
+from aem.sinks.records import ALL_ITEM_KINDS, OutboxItem, label_explanation
+
+log = logging.getLogger("aem.sinks.phoenix")
+
+# The attributes Phoenix builds its sessions from: OpenInference's session id, and the
+# GenAI conversation id it copies into ``session.id`` at ingestion.
+PHOENIX_SESSION_KEYS = frozenset({"session.id", "gen_ai.conversation.id"})
+TRACE_ANNOTATION = "aem.trace"
+SESSION_ANNOTATION = "aem.session"
 
 
 def annotation(item: OutboxItem, identifier: str) -> dict[str, Any]:
@@ -54,6 +74,60 @@ def annotation(item: OutboxItem, identifier: str) -> dict[str, Any]:
     }
 
 
+def _session_metadata(item: OutboxItem) -> dict[str, Any]:
+    """What a trace or session annotation carries beside its label: where the root cause
+    is (turn, metric, trace, span), the session's own label, its revision, the key."""
+    p = item.payload
+    root = p.get("root_cause") or {}
+    return {
+        "session_id": p["session_id"],
+        "session_label": p["label"],
+        "revision": p.get("revision", 0),
+        "root_cause_turn_id": root.get("turn_id"),
+        "root_cause_turn_name": root.get("turn_name"),
+        "root_cause_metrics": root.get("metrics") or [],
+        "root_cause_trace_id": root.get("trace_id"),
+        "root_cause_span_id": root.get("span_id"),
+        "aem.idempotency_key": item.key,
+    }
+
+
+def trace_annotations(item: OutboxItem, identifier: str) -> list[dict[str, Any]]:
+    """One ``aem.trace`` annotation per trace of a session item: the trace's own label;
+    its explanation names the session's root cause when that lies in another trace."""
+    p = item.payload
+    notes = []
+    for trace in p["traces"]:
+        explanation = trace["explanation"]
+        root_trace = (p.get("root_cause") or {}).get("trace_id")
+        if root_trace and root_trace != trace["trace_id"]:
+            explanation += f"; session: {p['explanation']} (trace {root_trace})"
+        notes.append(
+            {
+                "trace_id": trace["trace_id"],
+                "name": TRACE_ANNOTATION,
+                "annotator_kind": "CODE",
+                "result": {"label": trace["label"], "explanation": explanation},
+                "metadata": _session_metadata(item),
+                "identifier": identifier,
+            }
+        )
+    return notes
+
+
+def session_annotation(item: OutboxItem, identifier: str) -> dict[str, Any]:
+    """The ``aem.session`` annotation of a session item."""
+    p = item.payload
+    return {
+        "session_id": p["session_id"],
+        "name": SESSION_ANNOTATION,
+        "annotator_kind": "CODE",
+        "result": {"label": p["label"], "explanation": p["explanation"]},
+        "metadata": _session_metadata(item),
+        "identifier": identifier,
+    }
+
+
 # The annotations' identifier (their upsert key), with settings or without.
 IDENTIFIER = "aem"
 # On a span that several turns share, each turn's annotations are ``aem:<turn id>``.
@@ -72,6 +146,7 @@ class PhoenixSettings(SinkSettings):
 class PhoenixSink:
     name = "phoenix"
     Settings = PhoenixSettings
+    item_kinds = ALL_ITEM_KINDS
 
     @classmethod
     def from_settings(cls, settings: PhoenixSettings, services: object = None) -> PhoenixSink:
@@ -94,6 +169,7 @@ class PhoenixSink:
     ) -> None:
         self.name = name
         self._identifier = identifier
+        self._has_session_annotations = True  # until the server says it has no such route
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         # A deadline for the whole request and a cap on the answer (aem.sinks.http): a
         # Phoenix that drips or answers endlessly cannot hold delivery or memory.
@@ -102,13 +178,64 @@ class PhoenixSink:
         )
 
     def deliver(self, items: Sequence[OutboxItem]) -> list[str]:
-        body = {"data": [annotation(i, self._identifier) for i in items]}
-        response = self._client.post(
-            "/v1/span_annotations?sync=true", orjson.dumps(body), "application/json"
-        )
-        if response.status != 200:
-            raise DeliveryError(f"phoenix answered {response.status}: {response.text()}")
-        return [i.key for i in items]
+        """Span annotations first, then the sessions' trace and session annotations; when
+        the second part fails after the first went, only the first's keys are returned."""
+        on_spans = [i for i in items if i.kind != "session"]
+        sessions = [i for i in items if i.kind == "session"]
+        delivered: list[str] = []
+        if on_spans:
+            notes = [annotation(i, self._identifier) for i in on_spans]
+            self._post("/v1/span_annotations", notes)
+            delivered += [i.key for i in on_spans]
+        if sessions:
+            try:
+                self._deliver_sessions(sessions)
+            except DeliveryError:
+                if not delivered:
+                    raise
+                return delivered
+            delivered += [i.key for i in sessions]
+        return delivered
+
+    def _deliver_sessions(self, items: Sequence[OutboxItem]) -> None:
+        traces = [note for i in items for note in trace_annotations(i, self._identifier)]
+        if traces:
+            self._post("/v1/trace_annotations", traces)
+        known = [i for i in items if i.payload.get("session_key") in PHOENIX_SESSION_KEYS]
+        if known and self._has_session_annotations:
+            notes = [session_annotation(i, self._identifier) for i in known]
+            self._has_session_annotations = self._post(
+                "/v1/session_annotations", notes, route_may_be_missing=True
+            )
+
+    def _post(
+        self, path: str, data: list[dict[str, Any]], *, route_may_be_missing: bool = False
+    ) -> bool:
+        """POST ``data`` synchronously; False when the route does not exist and that is
+        allowed (an older Phoenix), :class:`DeliveryError` on any other refusal."""
+        body = orjson.dumps({"data": data})
+        response = self._client.post(f"{path}?sync=true", body, "application/json")
+        if response.status == 200:
+            return True
+        text = response.text()
+        if route_may_be_missing and response.status in (404, 405) and _no_route(text):
+            log.warning(
+                "phoenix has no %s: session verdicts go on its traces only",
+                path,
+                extra={"status": response.status},
+            )
+            return False
+        raise DeliveryError(f"phoenix {path} answered {response.status}: {text}")
 
     def close(self) -> None:
         self._client.close()
+
+
+def _no_route(text: str) -> bool:
+    """Whether a 404/405 says the route is unknown (Starlette's bare ``Not Found`` /
+    ``Method Not Allowed``) rather than that a session it names is missing."""
+    try:
+        detail = orjson.loads(text).get("detail")
+    except (orjson.JSONDecodeError, AttributeError):
+        return False
+    return detail in ("Not Found", "Method Not Allowed")

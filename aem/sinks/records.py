@@ -13,7 +13,7 @@ label with no hint of where to look (:func:`label_explanation` says it in words)
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -26,12 +26,19 @@ from aem.provenance import (
     aem_version,
     run_attributes,
 )
+from aem.sinks.rollup import session_rollup
 
-ItemKind = Literal["metric", "turn"]
+ItemKind = Literal["metric", "turn", "session"]
+# What a sink receives when it does not say (``item_kinds``): the kinds that existed before
+# session items did, so a sink written then never meets an item it cannot read.
+SPAN_ITEM_KINDS: frozenset[str] = frozenset({"metric", "turn"})
+ALL_ITEM_KINDS: frozenset[str] = frozenset({"metric", "turn", "session"})
 
 # The metric name a per-turn item uses in its key: "aem.label" never collides with a
 # metric name because metric names carry no "aem." prefix.
 TURN_KEY_SUFFIX = "aem.label"
+# The session's item: its own key under the session, with no turn.
+SESSION_KEY_SUFFIX = "aem.session"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +56,32 @@ KEY_SEPARATOR = "\x1f"
 
 def item_key(session_id: str, turn_id: str, metric: str) -> str:
     return KEY_SEPARATOR.join((session_id, turn_id, metric))
+
+
+# The first verdict of a session is revision 0; its keys carry no revision, as before
+# revisions existed, so what was delivered then keeps its key.
+FIRST_REVISION = 0
+
+
+def revised(items: Sequence[OutboxItem], revision: int) -> list[OutboxItem]:
+    """``items`` of a session evaluated again (``aem serve``: its conversation id came back
+    after its verdict was out) as revision ``revision``: each key gains ``r<N>`` so no
+    sink takes it for the earlier verdict, and each payload says ``revision: N``.
+
+    >>> item = OutboxItem(item_key("s", "t1", "m"), "metric", {"revision": 0})
+    >>> [(i.key.split(KEY_SEPARATOR), i.payload) for i in revised([item], 2)]
+    [(['s', 't1', 'm', 'r2'], {'revision': 2})]
+    """
+    if revision == FIRST_REVISION:
+        return list(items)
+    return [
+        OutboxItem(
+            key=f"{item.key}{KEY_SEPARATOR}r{revision}",
+            kind=item.kind,
+            payload={**item.payload, "revision": revision},
+        )
+        for item in items
+    ]
 
 
 def verdict_items(
@@ -78,6 +111,7 @@ def verdict_items(
         "session_key_fallback": report.session_key_fallback,
         "cut": report.cut,
         "completed_at": completed_at,
+        "revision": FIRST_REVISION,
     }
     belongs = run_attributes(report.session_id if report.case_found else None, run_id)
     label_by = {EVALUATOR_ID: "aem/label", EVALUATOR_VERSION: aem_version(),
@@ -102,7 +136,54 @@ def verdict_items(
         if str(turn.label) == "root_cause":
             root_spans = [span_id]
         items.append(_turn_item(report.session_id, turn, where, root_spans, label_by))
-    return items
+    session = _session_item(report, common, first_span, belongs)
+    return items if session is None else [*items, session]
+
+
+def _session_item(
+    report: SessionReport,
+    common: dict[str, Any],
+    first_span: Mapping[str, str],
+    belongs: Mapping[str, Any],
+) -> OutboxItem | None:
+    """The session's verdict and each trace's (:mod:`aem.sinks.rollup`), for the lists a
+    backend shows; None when no turn sits on a trace (nothing to attach it to)."""
+    verdict, traces = session_rollup(report)
+    if not traces:
+        return None
+    root = verdict.turn if verdict.label == Label.ROOT_CAUSE else None
+    return OutboxItem(
+        key=item_key(report.session_id, "", SESSION_KEY_SUFFIX),
+        kind="session",
+        payload={
+            **common,
+            "label": verdict.label,
+            "explanation": verdict.explanation,
+            "turns": len(report.turns),
+            "root_cause": None if root is None else _where(root, first_span),
+            "traces": [
+                {"trace_id": trace, "label": r.label, "explanation": r.explanation}
+                for trace, r in traces
+            ],
+            "attributes": {
+                EVALUATOR_ID: "aem/session",
+                EVALUATOR_VERSION: aem_version(),
+                EVALUATOR_TYPE: "rule",
+                **belongs,
+            },
+        },
+    )
+
+
+def _where(turn: TurnVerdict, first_span: Mapping[str, str]) -> dict[str, Any]:
+    """The root-cause turn as a session item names it: enough to open it in a backend."""
+    return {
+        "turn_id": turn.turn_id,
+        "turn_name": turn.name,
+        "trace_id": turn.trace_id,
+        "span_id": first_span.get(turn.turn_id, ""),
+        "metrics": turn.failed_metrics,
+    }
 
 
 def _turn_item(

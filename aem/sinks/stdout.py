@@ -30,6 +30,7 @@ _FIELDS = (
     "unverified_metrics",
     "explanation",
     "cut",
+    "revision",
 )
 
 

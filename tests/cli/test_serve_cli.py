@@ -58,7 +58,7 @@ def test_aem_serve_evaluates_what_it_receives(tmp_path: Path) -> None:
             time.sleep(0.3)
             if verdicts.exists():
                 rows = [json.loads(x) for x in verdicts.read_text().splitlines() if x.strip()]
-        [root] = [r for r in rows if r.get("label") == "root_cause"]
+        [root] = [r for r in rows if r.get("label") == "root_cause" and r["kind"] == "turn"]
         # the rejected get_hotels call is also the expected call never made (tool_choice)
         assert root["failed_metrics"] == ["tool_execution", "tool_choice"]
         assert {r.get("session_id") for r in rows} == {"trip-planner-7"}

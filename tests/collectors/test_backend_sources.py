@@ -29,12 +29,12 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from aem_record import OtlpJsonFileExporter, otlp_json
 from google.protobuf.json_format import MessageToJson
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-from aem.export.otlp_json import OtlpJsonFileExporter, otlp_json
 from aem.model import SpanRecord
 from collectors.readers import read_batches
 from tests.scorecards_kit import cli
@@ -420,6 +420,6 @@ def test_a_sink_that_refuses_fails_the_run_and_the_ledger_stays(tmp_path: Path) 
     flat = " ".join(err.split())
     assert code == 2 and out == ""
     assert "sink phoenix:" in flat and "not delivered after 3 attempts" in flat
-    assert "phoenix answered 501" in flat
+    assert "phoenix /v1/span_annotations answered 501" in flat
     rows = sqlite3.connect(store).execute("SELECT * FROM pull_cursors").fetchall()
     assert rows == []  # the next --since last reads the same spans again

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from aem.sinks.base import DeliveryError
-from aem.sinks.mlflow import LABEL_NAME, MlflowSink, mlflow_trace_id
+from aem.sinks.mlflow import LABEL_NAME, TRACE_LABEL_NAME, MlflowSink, mlflow_trace_id
 from aem.sinks.records import OutboxItem, verdict_items
 from tests.mlflow.auditing import audit_source
 from tests.mlflow.kit import MlflowServer
@@ -48,7 +48,8 @@ def _ours(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def test_verdicts_land_on_their_spans_and_rerunning_replaces_only_aems(
     mlflow_server: MlflowServer, items: list[OutboxItem]
 ) -> None:
-    traces = sorted({mlflow_trace_id(i.payload["trace_id"]) for i in items})
+    on_spans = [i for i in items if i.kind != "session"]
+    traces = sorted({mlflow_trace_id(i.payload["trace_id"]) for i in on_spans})
     metric = next(i for i in items if i.kind == "metric")
     human = {
         "trace_id": mlflow_trace_id(metric.payload["trace_id"]),
@@ -75,10 +76,10 @@ def test_verdicts_land_on_their_spans_and_rerunning_replaces_only_aems(
 
     expected = Counter(
         (i.payload["name"] if i.kind == "metric" else LABEL_NAME, i.payload["span_id"])
-        for i in items
+        for i in on_spans
     )
     for found in (first, second):
-        ours = _ours(found)
+        ours = [a for a in _ours(found) if a["name"] != TRACE_LABEL_NAME]
         assert Counter((a["name"], a["span_id"]) for a in ours) == expected  # once each
         humans = [a for a in found if a["source_type"] == "HUMAN"]
         assert [(h["name"], h["span_id"], h["value"], h["rationale"]) for h in humans] == [
@@ -87,7 +88,7 @@ def test_verdicts_land_on_their_spans_and_rerunning_replaces_only_aems(
     assert {a["id"] for a in _ours(first)} == {a["id"] for a in _ours(second)}  # in place
 
     by_place = {(a["name"], a["span_id"]): a for a in _ours(second)}
-    for item in again:
+    for item in (i for i in again if i.kind != "session"):
         p = item.payload
         if item.kind == "metric":
             written = by_place[(p["name"], p["span_id"])]
@@ -108,7 +109,7 @@ def test_a_trace_mlflow_does_not_have_stops_the_batch_after_what_was_written(
     mlflow_server: MlflowServer, items: list[OutboxItem]
 ) -> None:
     first_trace = items[0].payload["trace_id"]
-    known = [i for i in items if i.payload["trace_id"] == first_trace]
+    known = [i for i in items if i.payload.get("trace_id") == first_trace]
     unknown = dataclasses.replace(
         known[0], key="elsewhere", payload={**known[0].payload, "trace_id": "f" * 32}
     )
@@ -130,3 +131,35 @@ def test_server_down_is_a_bounded_delivery_error(items: list[OutboxItem]) -> Non
     finally:
         sink.close()
     assert time.monotonic() - started < 15
+
+
+def test_each_trace_gets_one_trace_level_verdict_naming_the_root_cause(
+    mlflow_server: MlflowServer, items: list[OutboxItem]
+) -> None:
+    """MLflow's traces table shows AEM's label without opening the trace: one ``aem.trace``
+    assessment with no span id per trace, naming the root-cause turn and metric; delivered
+    again, it is updated in place, never duplicated."""
+    [session] = [i for i in items if i.kind == "session"]
+    root = session.payload["root_cause"]
+    assert session.payload["label"] == "root_cause" and root["metrics"]
+    traces = [mlflow_trace_id(t["trace_id"]) for t in session.payload["traces"]]
+    sink = MlflowSink(mlflow_server.base)
+    try:
+        assert sink.deliver([session]) == [session.key]
+        first = [a for a in _ours(assessments(mlflow_server.base, traces))
+                 if a["name"] == TRACE_LABEL_NAME]  # fmt: skip
+        assert sink.deliver([session]) == [session.key]
+        second = [a for a in _ours(assessments(mlflow_server.base, traces))
+                  if a["name"] == TRACE_LABEL_NAME]  # fmt: skip
+    finally:
+        sink.close()
+    assert sorted(a["trace_id"] for a in first) == sorted(traces)  # one per trace
+    assert sorted(a["id"] for a in second) == sorted(a["id"] for a in first)  # in place
+    [written] = [a for a in second if a["trace_id"] == mlflow_trace_id(root["trace_id"])]
+    assert written["span_id"] in (None, "")
+    assert written["value"] == "root_cause"
+    assert f"root cause: turn {root['turn_id']}" in written["rationale"]
+    assert root["metrics"][0] in written["rationale"]
+    assert written["metadata"]["aem.root_cause_turn_id"] == root["turn_id"]
+    assert written["metadata"]["aem.root_cause_metrics"] == ", ".join(root["metrics"])
+    assert written["metadata"]["aem.idempotency_key"] == session.key

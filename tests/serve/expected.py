@@ -23,9 +23,29 @@ def sessions_in(files: list[Path]) -> int:
     return len({session for (session, _, _), _ in _audit(tuple(files))})
 
 
+# A session's label is its turns' first label in this order, else ``ok``.
+ROLLUP_ORDER = ("root_cause", "prior_action_failed", "suspect")
+SESSION = "aem.session"
+
+
 def expected_verdicts(files: list[Path]) -> dict[tuple[str, str, str], tuple]:
     """``(session, evaluated span, metric | 'aem.label') → (outcome/label, score)``."""
-    return dict(_audit(tuple(files)))
+    return {key: value for key, value in _audit(tuple(files)) if key[2] != SESSION}
+
+
+def expected_session_labels(files: list[Path]) -> dict[str, str]:
+    """``session → label`` of each session's own verdict item."""
+    return {key[0]: value[0] for key, value in _audit(tuple(files)) if key[2] == SESSION}
+
+
+def delivered_session_labels(lines: list[dict]) -> dict[str, str]:
+    """``session → label`` of the session items delivered, each exactly once."""
+    out: dict[str, str] = {}
+    for line in lines:
+        if line["kind"] == "session":
+            assert line["session_id"] not in out, f"session delivered twice: {line}"
+            out[line["session_id"]] = line["label"]
+    return out
 
 
 @functools.lru_cache(maxsize=4)
@@ -50,6 +70,9 @@ def _audit(files: tuple[Path, ...]) -> tuple[tuple[tuple[str, str, str], tuple],
     assert run.returncode in (0, 1), run.stderr[-3000:]
     out: dict[tuple[str, str, str], tuple] = {}
     for session in json.loads(run.stdout)["sessions"]:
+        labels = {t["label"] for t in session["turns"]}
+        rolled = next((label for label in ROLLUP_ORDER if label in labels), "ok")
+        out[(session["session_id"], "", SESSION)] = (rolled, None)
         for turn in session["turns"]:
             span = turn["span_ids"][0]
             out[(session["session_id"], span, "aem.label")] = (turn["label"], None)
@@ -64,6 +87,8 @@ def _audit(files: tuple[Path, ...]) -> tuple[tuple[tuple[str, str, str], tuple],
 def delivered_verdicts(lines: list[dict]) -> dict[tuple[str, str, str], tuple]:
     out: dict[tuple[str, str, str], tuple] = {}
     for line in lines:
+        if line["kind"] == "session":
+            continue  # delivered_session_labels
         if line["kind"] == "turn":
             key = (line["session_id"], line["span_id"], "aem.label")
             value: tuple = (line["label"], None)

@@ -11,7 +11,9 @@ from tests.serve.downstream import Downstream
 from tests.serve.expected import (
     CASES,
     assert_same_verdicts,
+    delivered_session_labels,
     delivered_verdicts,
+    expected_session_labels,
     expected_verdicts,
     sample_files,
 )
@@ -37,11 +39,13 @@ def test_exporters_to_serve_to_downstream(serve_factory) -> None:
 
         expected = expected_verdicts(files)
         wait_for(
-            lambda: len(serve.verdicts()) >= len(expected),
+            lambda: len(serve.verdicts()) >= len(expected) + len(expected_session_labels(files)),
             timeout=90,
             what="all verdicts in the JSONL sink",
         )
         assert_same_verdicts(delivered_verdicts(serve.verdicts()), expected)
+        # One session item per session, labelled as the audit's turns roll up.
+        assert delivered_session_labels(serve.verdicts()) == expected_session_labels(files)
 
         # The downstream got one event per metric result and one span per turn.
         metric_keys = [k for k in expected if k[2] != "aem.label"]
@@ -63,7 +67,7 @@ def test_exporters_to_serve_to_downstream(serve_factory) -> None:
             for e in received.events
         }
         assert set(by_key) == set(metric_keys)
-        traces = {ln["span_id"]: ln["trace_id"] for ln in serve.verdicts()}
+        traces = {ln["span_id"]: ln["trace_id"] for ln in serve.verdicts() if "span_id" in ln}
         for (session, span_id, name), event in by_key.items():
             assert event["event_name"] == "gen_ai.evaluation.result"
             assert event["trace_id"] == traces[span_id]

@@ -13,7 +13,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from tests.serve.conftest import send
-from tests.serve.expected import CASES, expected_verdicts, sample_files
+from tests.serve.expected import (
+    CASES,
+    expected_session_labels,
+    expected_verdicts,
+    sample_files,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -27,6 +32,7 @@ class FakePhoenix(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), PhoenixHandler)
         self.refuse_left = refuse_first
         self.annotations: dict[tuple[str, str, str], dict] = {}  # upsert key → annotation
+        self.levels: dict[tuple[str, str, str, str], dict] = {}  # trace/session annotations
         self.posts = 0
         self.lock = threading.Lock()
 
@@ -47,6 +53,14 @@ class PhoenixHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        level = {"/v1/trace_annotations?sync=true": "trace",
+                 "/v1/session_annotations?sync=true": "session"}.get(self.path)  # fmt: skip
+        if level is not None:
+            with self.server.lock:
+                for item in body["data"]:
+                    key = (level, item[f"{level}_id"], item["name"], item["identifier"])
+                    self.server.levels[key] = item
+            return self._reply(200, {"data": [{"id": "1"}] * len(body["data"])})
         if self.path != "/v1/span_annotations?sync=true":
             return self._reply(404, {"detail": "not found"})
         with self.server.lock:
@@ -97,4 +111,16 @@ def test_sigterm_drains_open_sessions_to_phoenix(serve_factory) -> None:
         for a in phoenix.annotations.values()
     }
     assert got == {key: value[0] for key, value in expected.items()}
-    assert len(serve.verdicts()) == len(expected)  # the JSONL sink was flushed too
+    sessions = expected_session_labels(files)
+    on_traces = {
+        a["metadata"]["session_id"]: a["metadata"]["session_label"]
+        for key, a in phoenix.levels.items()
+        if key[0] == "trace"
+    }
+    assert on_traces == sessions  # every session's traces carry its verdict
+    on_sessions = {
+        k[1]: a["result"]["label"] for k, a in phoenix.levels.items() if k[0] == "session"
+    }
+    # Sessions keyed on an attribute Phoenix makes no session of (OpenLLMetry's) have none.
+    assert on_sessions.items() < sessions.items() and len(on_sessions) >= len(sessions) - 2
+    assert len(serve.verdicts()) == len(expected) + len(sessions)  # the JSONL sink too

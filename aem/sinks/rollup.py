@@ -1,0 +1,87 @@
+"""A session's verdict, and each of its traces', rolled up from its turns' labels.
+
+Why a roll-up at all: backends list traces and sessions, not turns. A user scanning
+Phoenix's trace list or sessions tab, or MLflow's traces table, sees nothing of a
+span-level annotation until they open the trace; one label per trace and per session,
+naming the root-cause turn and metric, tells them which row to open.
+
+Why nothing new is judged here: the label of a session or a trace is read off its turns
+by one fixed order: a proven failure (``root_cause``) before an inherited one
+(``prior_action_failed``), before a doubt (``suspect``), before ``ok``. A session with
+no root cause is never ``root_cause``, whatever its suspects — a suspect stays a place
+to look, not a proof.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from aem.model import Label, Outcome, SessionReport, TurnVerdict
+
+# The order a roll-up takes: the first label found among the turns wins.
+PRECEDENCE = (Label.ROOT_CAUSE, Label.PRIOR_ACTION_FAILED, Label.SUSPECT)
+
+
+@dataclass(frozen=True, slots=True)
+class Rollup:
+    """One label over a group of turns, the turn that decided it, and why in words."""
+
+    label: str
+    turn: TurnVerdict | None
+    explanation: str
+
+
+def rollup(turns: Sequence[TurnVerdict]) -> Rollup:
+    """The label of a group of turns (a session, or one trace of it) and its first
+    deciding turn.
+
+    >>> from aem.model import TurnKind
+    >>> ok = TurnVerdict(turn_id="t1", span_ids=["s"], kind=TurnKind.ANSWER, name="plan",
+    ...                  label=Label.OK)
+    >>> rollup([ok]).label, rollup([ok]).explanation
+    ('ok', 'no failure in 1 turn')
+    """
+    for label in PRECEDENCE:
+        first = next((t for t in turns if t.label is label), None)
+        if first is not None:
+            return Rollup(str(label), first, _explain(label, first, turns))
+    plural = "" if len(turns) == 1 else "s"
+    return Rollup(str(Label.OK), None, f"no failure in {len(turns)} turn{plural}")
+
+
+def _explain(label: Label, turn: TurnVerdict, turns: Sequence[TurnVerdict]) -> str:
+    """``root cause: turn t3 (search) — tool_choice: why; 2 later turns inherited it``."""
+    where = f"turn {turn.turn_id} ({turn.name})"
+    if label is Label.ROOT_CAUSE:
+        inherited = sum(1 for t in turns if turn.turn_id in t.inherited_from)
+        more = sum(1 for t in turns if t.label is Label.ROOT_CAUSE) - 1
+        text = f"root cause: {where} — {_first(turn, Outcome.FAIL)}"
+        if inherited:
+            text += f"; {inherited} later turn{'s' if inherited > 1 else ''} inherited it"
+        if more:
+            text += f"; {more} more root cause{'s' if more > 1 else ''}"
+        return text
+    if label is Label.PRIOR_ACTION_FAILED:
+        sources = ", ".join(turn.inherited_from) or "an earlier turn"
+        return f"inherits a failure: {where} follows root cause {sources}"
+    suspects = sum(1 for t in turns if t.label is Label.SUSPECT)
+    return (
+        f"nothing proven; {suspects} suspect turn{'s' if suspects > 1 else ''}, first "
+        f"{where} — {_first(turn, Outcome.UNVERIFIED)}"
+    )
+
+
+def _first(turn: TurnVerdict, outcome: Outcome) -> str:
+    """``metric: explanation`` of the turn's first result with ``outcome``."""
+    found = next((m for m in turn.metrics if m.outcome is outcome), None)
+    return f"{found.name}: {found.explanation}" if found is not None else str(turn.label)
+
+
+def session_rollup(report: SessionReport) -> tuple[Rollup, list[tuple[str, Rollup]]]:
+    """The session's roll-up and one per trace that holds turns, in turn order."""
+    by_trace: dict[str, list[TurnVerdict]] = {}
+    for turn in report.turns:
+        if turn.trace_id:
+            by_trace.setdefault(turn.trace_id, []).append(turn)
+    return rollup(report.turns), [(trace, rollup(turns)) for trace, turns in by_trace.items()]
