@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from aem.evaluate import unchecked_reason
 from aem.model import Label, Outcome, SessionReport, TurnVerdict
 
 # The order a roll-up takes: the first label found among the turns wins.
@@ -40,14 +41,18 @@ def rollup(turns: Sequence[TurnVerdict]) -> Rollup:
     >>> ok = TurnVerdict(turn_id="t1", span_ids=["s"], kind=TurnKind.ANSWER, name="plan",
     ...                  label=Label.OK)
     >>> rollup([ok]).label, rollup([ok]).explanation
-    ('ok', 'no failure in 1 turn')
+    ('ok', 'no failure in 1 turn (1 not checked)')
     """
     for label in PRECEDENCE:
         first = next((t for t in turns if t.label is label), None)
         if first is not None:
             return Rollup(str(label), first, _explain(label, first, turns))
     plural = "" if len(turns) == 1 else "s"
-    return Rollup(str(Label.OK), None, f"no failure in {len(turns)} turn{plural}")
+    text = f"no failure in {len(turns)} turn{plural}"
+    unchecked = sum(1 for t in turns if unchecked_reason(t) is not None)
+    if unchecked:  # "ok" there means nothing was checked, not that it held
+        text += f" ({unchecked} not checked)"
+    return Rollup(str(Label.OK), None, text)
 
 
 def _explain(label: Label, turn: TurnVerdict, turns: Sequence[TurnVerdict]) -> str:

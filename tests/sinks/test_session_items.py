@@ -67,8 +67,10 @@ def test_without_a_failure_the_session_is_suspect_or_ok_and_says_why() -> None:
     doubt = _session(_report(_turn("t1", TRACE_A, Label.SUSPECT, Outcome.UNVERIFIED)))
     assert doubt["label"] == "suspect" and doubt["root_cause"] is None
     assert doubt["explanation"].startswith("nothing proven; 1 suspect turn, first turn t1")
-    fine = _session(_report(_turn("t1", TRACE_A, Label.OK), _turn("t2", TRACE_A, Label.OK)))
-    assert (fine["label"], fine["explanation"]) == ("ok", "no failure in 2 turns")
+    fine = _session(
+        _report(_turn("t1", TRACE_A, Label.OK, Outcome.PASS), _turn("t2", TRACE_A, Label.OK))
+    )
+    assert (fine["label"], fine["explanation"]) == ("ok", "no failure in 2 turns (1 not checked)")
 
 
 def test_a_turn_with_no_trace_gives_no_session_item() -> None:
