@@ -10,12 +10,14 @@ export TRANSFORMERS_OFFLINE := 1
 
 .PHONY: setup demo test lint bench clean phoenix mlflow deepeval
 
-$(BIN)/aem: pyproject.toml
+$(BIN)/aem: pyproject.toml record/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# The CPU build of torch must come first: any other resolution pulls a multi-GB CUDA build.
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev,ray,onnx]'
+	# aem-record (record/, the exporter an agent records with) is one of AEM's dependencies:
+	# installed from this clone in the same command, pip never looks for it on the index.
+	$(BIN)/pip install --quiet -e ./record -e '.[dev,ray,onnx]'
 	touch $(BIN)/aem
 
 setup: $(BIN)/aem
@@ -76,11 +78,11 @@ mlflow: $(MLFLOW_VENV)/bin/mlflow $(VENV)/.mlflow-skinny
 DEEPEVAL_VENV ?= .venv-deepeval
 DEEPEVAL_VERSION ?= 4.3.1
 
-$(DEEPEVAL_VENV)/bin/deepeval: pyproject.toml
+$(DEEPEVAL_VENV)/bin/deepeval: pyproject.toml record/pyproject.toml
 	$(PYTHON) -m venv $(DEEPEVAL_VENV)
 	{ $(DEEPEVAL_VENV)/bin/pip install --quiet --upgrade pip \
 	  && $(DEEPEVAL_VENV)/bin/pip install --quiet torch==2.13.0 \
-	  && $(DEEPEVAL_VENV)/bin/pip install --quiet -e '.[onnx]' \
+	  && $(DEEPEVAL_VENV)/bin/pip install --quiet -e ./record -e '.[onnx]' \
 	  && $(DEEPEVAL_VENV)/bin/pip install --quiet 'deepeval==$(DEEPEVAL_VERSION)' \
 	  && touch $@; } \
 	  || { echo "make deepeval: deepeval could not be installed; its tests will skip"; \

@@ -55,7 +55,7 @@ def _hex_id(value: Any, length: int, what: str) -> str:
             raise Base64IdError(
                 f"{what} {value!r} is base64, not hex: protobuf's MessageToJson writes ids "
                 "as base64, OTLP/JSON needs them as hex. Record with "
-                "aem.export.otlp_json.OtlpJsonFileExporter (or the Collector's file "
+                "aem_record.OtlpJsonFileExporter (or the Collector's file "
                 "exporter), or convert each id with base64.b64decode(id).hex()"
             )
         raise DecodeError(f"{what} {value!r} is not {length} hex characters")

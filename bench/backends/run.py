@@ -35,12 +35,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from aem_record import OtlpJsonFileExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExportResult
 
 from aem.audit import audit_paths
-from aem.export.otlp_json import OtlpJsonFileExporter
 from aem.model import InputIssue, SpanRecord
 from bench.backends.scaled import renamed
 from collectors.backends import SourceWindow, open_source

@@ -57,7 +57,7 @@ def dialects() -> tuple[Dialect, ...]:
             "(none)",
             "the installed distributions",
             f"no dialects registered in the {ENTRY_POINT_GROUP!r} entry-point group; "
-            "install AEM (pip install -e .) so its built-in dialects are registered",
+            "install AEM (pip install -e ./record -e .) so its built-in dialects are registered",
         )
     return found
 

@@ -23,11 +23,11 @@ from typing import Any
 
 import httpx
 import pytest
+from aem_record import OtlpJsonFileExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExportResult
 
-from aem.export.otlp_json import OtlpJsonFileExporter
 from aem.model import SpanRecord
 from bench.backends.scaled import renamed
 from collectors.readers import find_trace_files, read_batches
@@ -357,6 +357,86 @@ def test_verdicts_become_annotations_one_per_turn_and_reruns_replace_only_ours(
                 == (turn["span_ids"][0], metric["name"], identifier)
             ]
             assert [a["result"]["label"] for a in found] == [metric["outcome"]]
+
+
+_PRECEDENCE = ("root_cause", "prior_action_failed", "suspect")
+
+
+def _expected_label(turns: list[dict[str, Any]]) -> str:
+    labels = {t["label"] for t in turns}
+    return next((label for label in _PRECEDENCE if label in labels), "ok")
+
+
+def _listed(phoenix: Phoenix, project: str, level: str, ids: list[str]) -> list[dict[str, Any]]:
+    param = {"trace": "trace_ids", "session": "session_ids"}[level]
+    body = phoenix.get(f"/v1/projects/{project}/{level}_annotations", **{param: ids}, limit=1000)
+    return [a for a in body["data"] if a["identifier"] == "aem"]
+
+
+def test_sessions_and_traces_get_their_verdicts_and_reruns_update_them(
+    phoenix: Phoenix, tmp_path: Path
+) -> None:
+    """Phoenix's trace list and sessions tab show AEM's label without opening a trace:
+    one ``aem.trace`` annotation per trace, one ``aem.session`` per session (Phoenix
+    makes its sessions of ``gen_ai.conversation.id`` too), naming the root-cause turn and
+    metric; a re-run updates them in place."""
+    one = renamed(sample_spans([str(SAMPLES / "parallel_tools.otlp.jsonl")]), "levels")
+    weather = sample_spans([str(SAMPLES / "weather_genai.otlp.jsonl")])
+    two_runs = [  # one session of two traces
+        *renamed(weather, "levels-a", conversation="two-runs"),
+        *renamed(weather, "levels-b", conversation="two-runs", shift_ns=HOUR_NS // 60),
+    ]
+    export(phoenix, as_sdk(one + two_runs, "levels"))
+    await_spans(phoenix, "levels", len(one) + len(two_runs))
+    config = tmp_path / "aem.toml"
+    config.write_text(f'[sinks.phoenix]\nurl = "{phoenix.base}"\n')
+    args = ("audit", "--from", phoenix.url("levels"), "--config", str(config), "--sink", "phoenix")
+    code, out, err = cli(*args, "--json")
+    assert code == 1, err
+    sessions = {s["session_id"]: s for s in json.loads(out)["sessions"]}
+    assert sessions["trip-planner-7"]["session_key"] == "gen_ai.conversation.id"
+    assert len(sessions["two-runs"]["trace_ids"]) == 2
+    traces = sorted(t for s in sessions.values() for t in s["trace_ids"])
+
+    first = _listed(phoenix, "levels", "trace", traces)
+    assert sorted(a["trace_id"] for a in first) == traces  # one per trace
+    by_trace = {a["trace_id"]: a for a in first}
+    for session in sessions.values():
+        for trace in session["trace_ids"]:
+            note = by_trace[trace]
+            in_trace = [t for t in session["turns"] if t["trace_id"] == trace]
+            assert (note["name"], note["result"]["label"]) == (
+                "aem.trace",
+                _expected_label(in_trace),
+            )
+            assert note["metadata"]["session_id"] == session["session_id"]
+            assert note["metadata"]["session_label"] == _expected_label(session["turns"])
+
+    planner = sessions["trip-planner-7"]
+    [root] = [t for t in planner["turns"] if t["label"] == "root_cause"]
+    failed = [m["name"] for m in root["metrics"] if m["outcome"] == "fail"]
+    note = by_trace[planner["trace_ids"][0]]
+    assert note["result"]["label"] == "root_cause"
+    assert note["metadata"]["root_cause_turn_id"] == root["turn_id"]
+    assert note["metadata"]["root_cause_metrics"] == failed
+    assert f"root cause: turn {root['turn_id']}" in note["result"]["explanation"]
+    assert failed[0] in note["result"]["explanation"]
+
+    notes = _listed(phoenix, "levels", "session", list(sessions))
+    assert sorted(n["session_id"] for n in notes) == sorted(sessions)
+    for session_note in notes:
+        session = sessions[session_note["session_id"]]
+        assert session_note["name"] == "aem.session"
+        assert session_note["result"]["label"] == _expected_label(session["turns"])
+    [session_note] = [n for n in notes if n["session_id"] == "trip-planner-7"]
+    assert session_note["metadata"]["root_cause_turn_id"] == root["turn_id"]
+    assert session_note["result"]["explanation"] == note["result"]["explanation"]
+
+    assert cli(*args)[0] == 1  # re-delivered: the same annotations, updated, none added
+    again = _listed(phoenix, "levels", "trace", traces)
+    assert sorted(a["id"] for a in again) == sorted(a["id"] for a in first)
+    again_sessions = _listed(phoenix, "levels", "session", list(sessions))
+    assert sorted(a["id"] for a in again_sessions) == sorted(n["id"] for n in notes)
 
 
 def test_evaluation_spans_keep_out_of_the_agents_trace(phoenix: Phoenix, tmp_path: Path) -> None:

@@ -9,12 +9,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from aem_record import OtlpJsonFileExporter
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from typer.testing import CliRunner
 
 from aem.cli import app
-from aem.export.otlp_json import OtlpJsonFileExporter
 from tests.agent_kit import GenAIAgent, ToolCall, ToolSpec, message, record, text_part
 from tests.conftest import run_audit
 

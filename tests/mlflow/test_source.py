@@ -21,9 +21,9 @@ from typing import ClassVar
 from urllib.parse import urlsplit
 
 import pytest
+from aem_record import otlp_json
 
 import aem
-from aem.export.otlp_json import otlp_json
 from aem.model import InputIssue, SpanRecord
 from bench.backends.scaled import renamed
 from collectors.backends import BackendError, SourceWindow, open_source
