@@ -10,6 +10,13 @@ Session key, first hit wins, in the order the registered dialects declare
 ``traceloop.association.properties.session_id`` → ``langfuse.session.id`` → … → the trace
 id (flagged as a fallback). Spans of one trace share the trace's key even when only some
 of them carry it; traces with the same key form one session.
+
+A span arriving after its session was evaluated is *late*: counted, reported, not merged
+(the verdict is out). With ``revisions=True`` (``aem serve``) a NEW trace naming an
+evaluated session instead opens that session again, to be evaluated as a revision: a
+developer iterating on an agent reuses one conversation id for new runs. Spans of an
+evaluated trace, and anything after a cut, stay late either way (see
+:class:`SessionAssembler`).
 """
 
 from __future__ import annotations
@@ -62,6 +69,15 @@ class _Trace:
 class SessionAssembler:
     """Collect spans by trace, traces by session key; hand out complete sessions.
 
+    ``revisions``: whether a new trace (its id never closed) naming a session that was
+    evaluated and not cut opens that session again instead of being late. Off for files
+    (``aem audit``: a file's session is whole, a second part under its id is an anomaly to
+    count); on for ``aem serve``, where the same conversation id comes back with new runs
+    and each return deserves a verdict. Never reopened, in either mode: a closed *trace*
+    (its spans are stragglers or re-sends of a run already evaluated) and a session that
+    was *cut* (byte budget, lifetime, ``max_session_spans``: further spans are the same run
+    past its limit — reopening would evaluate a 1 M-span stream as endless revisions).
+
     >>> from aem.model import SpanRecord
     >>> asm = SessionAssembler(idle=2)
     >>> asm.add(SpanRecord("a" * 32, "b" * 16, None, "root", end_unix_nano=5,
@@ -78,8 +94,10 @@ class SessionAssembler:
         *,
         remember_closed: int = 100_000,
         max_session_spans: int | Literal["default"] | None = "default",
+        revisions: bool = False,
     ) -> None:
         self.idle = idle
+        self.revisions = revisions
         # "default" reads the module's limit when built; None holds every span.
         self.max_session_spans = (
             DEFAULT_MAX_SESSION_SPANS if max_session_spans == "default" else max_session_spans
@@ -89,10 +107,11 @@ class SessionAssembler:
         self.on_issue = on_issue
         self._traces: dict[str, _Trace] = {}
         # Ids of evaluated sessions/traces, to tell late spans from new sessions; bounded so
-        # a long-running server does not grow without limit (oldest forgotten first).
+        # a long-running server does not grow without limit (oldest forgotten first). A
+        # session's value says whether it was cut: a cut session is never reopened.
         self.remember_closed = remember_closed
-        self._closed_traces: OrderedDict[str, None] = OrderedDict()
-        self._closed_sessions: OrderedDict[str, None] = OrderedDict()
+        self._closed_traces: OrderedDict[str, bool] = OrderedDict()
+        self._closed_sessions: OrderedDict[str, bool] = OrderedDict()
         self.late_spans = 0
         self.spans_added = 0
 
@@ -110,7 +129,7 @@ class SessionAssembler:
             key = session_key_of(span)
             session_id = key[2] if key else span.trace_id
             if span.trace_id in self._closed_traces or (
-                key is not None and session_id in self._closed_sessions
+                key is not None and self._refuses(session_id)
             ):
                 self._late(span, session_id)
                 return
@@ -118,7 +137,7 @@ class SessionAssembler:
         elif trace.key is None or trace.key[0] > 0:
             key = session_key_of(span)
             if key is not None and (trace.key is None or key[0] < trace.key[0]):
-                if key[2] in self._closed_sessions and key[2] != trace.session_id:
+                if self._refuses(key[2]) and key[2] != trace.session_id:
                     self._late_trace(trace, span, key[2])
                     return
                 self._move_held(trace, key)
@@ -127,6 +146,13 @@ class SessionAssembler:
         if span.parent_span_id is None and span.end_unix_nano:
             trace.root_ended = True
         self.spans_added += 1
+
+    def _refuses(self, session_id: str) -> bool:
+        """Whether a new trace naming ``session_id`` is late: its session was evaluated,
+        and it may not be reopened (revisions off, or the session was cut)."""
+        if session_id not in self._closed_sessions:
+            return False
+        return not self.revisions or self._closed_sessions[session_id]
 
     def _keep(self, trace: _Trace, span: SpanRecord) -> None:
         """Hold the span, unless its session already holds the most spans it may."""
@@ -149,7 +175,8 @@ class SessionAssembler:
 
     def _late_trace(self, trace: _Trace, span: SpanRecord, session_id: str) -> None:
         """A trace whose session key arrives after that session was evaluated (its first
-        spans carried no key): all its spans are late, not a second session of that id."""
+        spans carried no key) and may not reopen it (:meth:`_refuses`): all its spans are
+        late, not a second session of that id."""
         del self._traces[trace.trace_id]
         self._remember(self._closed_traces, trace.trace_id)
         held = self._held.get(trace.session_id, 0) - len(trace.spans)
@@ -175,8 +202,9 @@ class SessionAssembler:
                 )
             )
 
-    def _remember(self, closed: OrderedDict[str, None], key: str) -> None:
-        closed[key] = None
+    def _remember(self, closed: OrderedDict[str, bool], key: str, cut: bool = False) -> None:
+        closed[key] = cut
+        closed.move_to_end(key)  # a session closed again (a revision) is remembered anew
         while len(closed) > self.remember_closed:
             closed.popitem(last=False)
 
@@ -206,13 +234,13 @@ class SessionAssembler:
         for trace in traces:
             del self._traces[trace.trace_id]
             self._remember(self._closed_traces, trace.trace_id)
-        self._remember(self._closed_sessions, session_id)
+        dropped = sum(t.dropped for t in traces)
+        self._remember(self._closed_sessions, session_id, cut=cut or dropped > 0)
         self._held.pop(session_id, None)
         keys = [t.key for t in traces if t.key is not None]
         key_name = min(keys)[1] if keys else FALLBACK_KEY
         ordered = sorted(traces, key=lambda t: t.first_seen)
         spans = [span for trace in ordered for span in trace.spans]
-        dropped = sum(t.dropped for t in traces)
         if not dropped:
             return ClosedSession(session_id, key_name, not keys, spans, cut=cut)
         return ClosedSession(

@@ -115,6 +115,12 @@ class ServeMetrics:
         self.sessions_cut = Counter(
             "aem_sessions_cut", "sessions evaluated at max lifetime", registry=r
         )
+        self.sessions_revised = Counter(
+            "aem_sessions_revised",
+            "sessions evaluated again as a revision (their id came back with new traces "
+            "after the verdict); also counted in aem_sessions_evaluated",
+            registry=r,
+        )
         self.sessions_failed = Counter(
             "aem_sessions_failed", "sessions whose evaluation raised", registry=r
         )

@@ -14,7 +14,7 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,16 +53,24 @@ def create_schema(conn: sqlite3.Connection) -> None:
 
 
 def enqueue(
-    conn: sqlite3.Connection, items: Iterable[OutboxItem], sinks: Sequence[str], now: float
+    conn: sqlite3.Connection,
+    items: Iterable[OutboxItem],
+    sinks: Sequence[str],
+    now: float,
+    kinds: Mapping[str, Collection[str]] | None = None,
 ) -> int:
     """Add items for every sink inside the caller's transaction; existing keys are kept.
 
+    ``kinds`` names the item kinds each sink takes (:func:`aem.sinks.base.item_kinds_of`);
+    a sink gets no row for an item it would not take, so nothing waits on it for nothing.
     Returns how many rows were new (an already-present key is the idempotency guard).
     """
+    takes = kinds or {}
     rows = [
         (sink, item.key, item.kind, orjson.dumps(item.payload), now, now)
         for item in items
         for sink in sinks
+        if sink not in takes or item.kind in takes[sink]
     ]
     before = conn.total_changes
     conn.executemany(

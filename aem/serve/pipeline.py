@@ -10,6 +10,11 @@ Threads and queues (each bounded, so memory is bounded and overload pushes back)
 The assembler thread stops pulling spans while the spans held in open sessions exceed
 ``max_spans_in_flight`` or while the evaluation queue is full; the SpanQueue then fills and
 the receivers answer RESOURCE_EXHAUSTED / 429. Sessions are never dropped.
+
+A conversation id that comes back with new traces after its verdict is out is evaluated
+again, as a revision (the spool numbers it at commit): developers reuse one id while they
+iterate, and dropping the new runs as late spans hid them. Spans of an evaluated trace and
+spans of a session after its cut stay late (collectors.assembler says why).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from aem.model import ClosedSession, InputIssue, SessionReport, SpanRecord
@@ -28,7 +33,7 @@ from aem.serve.budget import Budget, client_of
 from aem.serve.latespans import LateSpanTally
 from aem.serve.ops import ServeMetrics
 from aem.serve.queues import SpanQueue
-from aem.serve.spool import Spool, SpoolClosed
+from aem.serve.spool import EarlierEvaluation, Spool, SpoolClosed
 from aem.serve.supervisor import SupervisedThread
 from aem.sinks.records import verdict_items
 from collectors.assembler import SessionAssembler
@@ -107,6 +112,7 @@ class Pipeline:
             max_lifetime=limits.max_lifetime_seconds,
             on_issue=self._issue,
             max_session_spans=limits.max_session_spans,
+            revisions=True,  # a conversation id that comes back is evaluated again
         )
         self._eval_q: queue.Queue[_Complete | None] = queue.Queue(limits.eval_queue_sessions)
         # Large sessions wait here, for their own evaluator: never for the small ones'
@@ -229,6 +235,7 @@ class Pipeline:
             with self._asm_lock:
                 rest = self.assembler.drain()
             self._hand_over(rest)
+            self._forget_late()
         for _ in self._evaluators:
             self._eval_q.put(None)
         self._large_q.put(None)
@@ -248,20 +255,12 @@ class Pipeline:
 
     def _hand_over(self, sessions: list[ClosedSession]) -> None:
         wall = time.time()
-        for session in sessions:
-            self.spans_in_flight -= len(session.spans)
-            charged = self._budget.close_traces(session.trace_ids)
-            if self._was_evaluated(session.session_id):
-                self._budget.release(charged)
-                # Only after a restart: the assembler forgot what was evaluated before.
-                self._metrics.late_spans.inc(len(session.spans))
-                self._spool.forget_spans([(s.trace_id, s.span_id) for s in session.spans])
-                log.info(
-                    "late spans of an evaluated session",
-                    extra={"session_id": session.session_id, "spans": len(session.spans)},
-                )
+        for closed in sessions:
+            self.spans_in_flight -= len(closed.spans)
+            session = self._without_evaluated(closed)
+            if session is None:
                 continue
-            job = _Complete(session, wall, charged)
+            job = _Complete(session, wall, self._budget.close_traces(session.trace_ids))
             if len(session.spans) > self._limits.large_session_spans:
                 log.info(
                     "large session: evaluated in its own lane",
@@ -271,11 +270,36 @@ class Pipeline:
             else:
                 self._eval_q.put(job)  # blocks when full: backpressure
 
-    def _was_evaluated(self, session_id: str) -> bool:
+    def _without_evaluated(self, session: ClosedSession) -> ClosedSession | None:
+        """``session`` less what the spool says was evaluated before (None: nothing left).
+
+        Only the spool can tell after a restart, or once the assembler forgot the id: spans
+        of an evaluated trace are late, and so is the whole session when its id's latest
+        evaluation was cut (the same run past its limit). New traces of an id evaluated
+        uncut are kept: evaluated, they become its next revision (at commit).
+        """
+        earlier = self._earlier_evaluation(session)
+        if earlier is None:
+            return session
+        late = set(session.trace_ids) if earlier.cut else set(earlier.done_traces)
+        if not late:
+            return session
+        spans = [s for s in session.spans if s.trace_id in late]
+        self._budget.release(self._budget.close_traces(late))
+        self._metrics.late_spans.inc(len(spans))
+        self._late.extend((s.trace_id, s.span_id) for s in spans)  # forgotten by _forget_late
+        log.info(
+            "late spans of an evaluated session",
+            extra={"session_id": session.session_id, "spans": len(spans)},
+        )
+        rest = [s for s in session.spans if s.trace_id not in late]
+        return replace(session, spans=rest) if rest else None
+
+    def _earlier_evaluation(self, session: ClosedSession) -> EarlierEvaluation | None:
         try:
-            return self._spool.is_done(session_id)
+            return self._spool.earlier_evaluation(session.session_id, session.trace_ids)
         except Exception:
-            return False  # cannot tell: evaluating again is caught by commit_session
+            return None  # cannot tell: evaluating again is caught by commit_session
 
     # ---- evaluating ------------------------------------------------------------------
     def _evaluate_loop(self, jobs: queue.Queue[_Complete | None]) -> None:
@@ -305,32 +329,43 @@ class Pipeline:
             self._dead_letter(session, exc)
             return
         self._metrics.evaluation_seconds.observe(time.perf_counter() - started)
-        fresh = self._durably(
+        # In a 1-tuple: commit_session's None (a duplicate) is not _durably's (closed).
+        outcome = self._durably(
             "commit_session",
             session.session_id,
-            lambda: self._spool.commit_session(
-                session.session_id,
-                session.trace_ids,
-                items,
-                spans=len(session.spans),
-                cut=session.cut,
+            lambda: (
+                self._spool.commit_session(
+                    session.session_id,
+                    session.trace_ids,
+                    items,
+                    spans=len(session.spans),
+                    cut=session.cut,
+                ),
             ),
         )
-        if fresh is None:
+        if outcome is None:
             return  # shutting down while the spool fails: the spans stay for the next start
-        if not fresh:
+        (revision,) = outcome
+        if revision is None:
             log.warning("session already evaluated", extra={"session_id": session.session_id})
             return
+        self._committed(session, len(items), revision)
+
+    def _committed(self, session: ClosedSession, items: int, revision: int) -> None:
+        """Count and log a session whose verdicts are in the outbox."""
         self._metrics.sessions_evaluated.inc()
         if session.cut:
             self._metrics.sessions_cut.inc()
+        if revision:
+            self._metrics.sessions_revised.inc()
         log.info(
-            "session evaluated",
+            f"session evaluated again as revision {revision}" if revision else "session evaluated",
             extra={
                 "session_id": session.session_id,
                 "spans": len(session.spans),
-                "verdict_items": len(items),
+                "verdict_items": items,
                 "cut": session.cut,
+                "revision": revision,
             },
         )
         self._on_committed()

@@ -34,7 +34,7 @@ from aem.serve.settings import ServeSettings, UnusableSetting
 from aem.serve.spool import Pruner, Spool
 from aem.serve.storelock import StoreLock
 from aem.serve.supervisor import Supervisor
-from aem.sinks.base import Sink
+from aem.sinks.base import Sink, item_kinds_of
 from aem.sinks.registry import build_sinks
 from aem.sinks.stdout import StdoutSink
 
@@ -132,6 +132,7 @@ def _open_spool(settings: ServeSettings, sinks: list[Sink]) -> Spool:
             synchronous=settings.spool_synchronous,
             commit_batch=settings.spool_commit_batch,
             sinks=[s.name for s in sinks],
+            sink_kinds={s.name: item_kinds_of(s) for s in sinks},
         )
     except (OSError, sqlite3.Error) as exc:
         reason = f"cannot open {settings.spool_path}: {exc}"

@@ -16,14 +16,22 @@ dead-letter tables under ``request:<seq>`` with the reasons — and replays as u
 A session's life in the file: its spans are rows of ``spans`` until it is evaluated; then
 one transaction deletes them, records the session and its traces as done, and enqueues
 its verdicts in the outbox. After a crash either all of that happened or none did, so a
-session is evaluated exactly once and its verdicts are never lost.
+session's spans are evaluated exactly once and its verdicts are never lost.
+
+Revisions: a session id can come back with new traces after its verdict is out (the same
+conversation id reused for a new run). Those traces are evaluated as revision N of the
+session (``done_sessions.revisions`` counts them): their verdicts carry ``revision: N`` and
+keys of their own (:func:`aem.sinks.records.revised`), so the outbox never takes them for
+the earlier verdict. What is evaluated exactly once is a *trace*: a session whose traces
+are already in ``done_traces`` is a duplicate, never a revision.
 
 Retention (:class:`Pruner`): the marks and delivered verdicts would otherwise grow the file
 forever. A delivered outbox row goes ``retention_seconds`` after its delivery; a session's
 marks (``done_sessions`` and its ``done_traces``) go ``retention_seconds`` after its
 evaluation, and only once none of its outbox rows is left — so an undelivered verdict is
 never deleted, and while a session's verdicts exist its marks do, which is what keeps a
-late span (or a replay after a restart) from evaluating the session a second time.
+late span of an evaluated trace (or a replay after a restart) from being evaluated again,
+and what numbers a returning session's revision.
 """
 
 from __future__ import annotations
@@ -35,7 +43,7 @@ import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +53,7 @@ from aem.engines.compact import span_from_tuple, span_to_tuple
 from aem.model import SpanRecord
 from aem.serve import defaults, outbox
 from aem.serve.supervisor import SupervisedThread
-from aem.sinks.records import OutboxItem
+from aem.sinks.records import FIRST_REVISION, OutboxItem, revised
 
 log = logging.getLogger("aem.serve.spool")
 
@@ -59,9 +67,10 @@ CREATE TABLE IF NOT EXISTS spans (
 CREATE INDEX IF NOT EXISTS spans_trace ON spans (trace_id);
 CREATE TABLE IF NOT EXISTS done_sessions (
     session_id TEXT PRIMARY KEY,
-    evaluated_at REAL NOT NULL,
-    spans INTEGER NOT NULL,
-    cut INTEGER NOT NULL
+    evaluated_at REAL NOT NULL,  -- the latest evaluation (revision) of the session
+    spans INTEGER NOT NULL,  -- evaluated in all of its revisions
+    cut INTEGER NOT NULL,  -- the latest evaluation was cut: later spans are late
+    revisions INTEGER NOT NULL DEFAULT 0  -- the latest revision committed (0: the first)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS done_sessions_evaluated ON done_sessions (evaluated_at);
 CREATE TABLE IF NOT EXISTS done_traces (
@@ -92,7 +101,13 @@ CREATE TABLE IF NOT EXISTS requests (
 );
 """
 
+# Columns added since the first spool layout: (table, column, definition). A file written
+# by an earlier version gains them when it is opened (see Spool._migrate).
+ADDED_COLUMNS = (("done_sessions", "revisions", "INTEGER NOT NULL DEFAULT 0"),)
+
 PRUNE_BATCH = 500  # rows per prune transaction: the spool writer waits at most this long
+# Trace ids per ``IN (...)`` probe of done_traces: below SQLite's bound on parameters.
+TRACE_PROBE_BATCH = 500
 
 Op = Callable[[sqlite3.Connection], Any]
 
@@ -131,6 +146,40 @@ def decode_span(data: bytes) -> SpanRecord:
 SpanRow = tuple[str, str, bytes]  # trace_id, span_id, encode_span bytes
 
 
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Add the columns a spool written by an earlier version lacks (inside the caller's
+    transaction), so an upgrade keeps what that version acknowledged and evaluated."""
+    for table, column, definition in ADDED_COLUMNS:
+        present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        if column not in present:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
+            log.info("spool migrated", extra={"table": table, "added_column": column})
+
+
+def _done_traces(conn: sqlite3.Connection, trace_ids: Sequence[str]) -> set[str]:
+    """Which of ``trace_ids`` were evaluated (or dead-lettered) already."""
+    done: set[str] = set()
+    ids = list(trace_ids)
+    for start in range(0, len(ids), TRACE_PROBE_BATCH):
+        chunk = ids[start : start + TRACE_PROBE_BATCH]
+        marks = ",".join("?" * len(chunk))
+        sql = f"SELECT trace_id FROM done_traces WHERE trace_id IN ({marks})"
+        done.update(row[0] for row in conn.execute(sql, chunk))
+    return done
+
+
+@dataclass(frozen=True, slots=True)
+class EarlierEvaluation:
+    """What the spool remembers of a closed session's id and traces.
+
+    ``cut``: the session's latest evaluation was cut (its further spans are late, never a
+    revision); ``done_traces``: those of the asked traces already evaluated (late).
+    """
+
+    cut: bool
+    done_traces: frozenset[str]
+
+
 @dataclass(frozen=True, slots=True)
 class DeadRows:
     """What the decoder refused of one raw request: the rows kept for a human (the
@@ -152,9 +201,12 @@ class Spool:
         synchronous: str = defaults.SPOOL_SYNCHRONOUS,
         commit_batch: int = defaults.SPOOL_COMMIT_BATCH,
         sinks: Sequence[str] = (),
+        sink_kinds: Mapping[str, Collection[str]] | None = None,
     ) -> None:
         self.path = Path(path)
         self._sinks = list(sinks)
+        # The item kinds each sink takes (outbox.enqueue): no row for an item it would skip.
+        self._sink_kinds = dict(sink_kinds or {})
         self._commit_batch = commit_batch
         self._conn = self._open(synchronous)
         self._ops: queue.Queue[tuple[Op, Future[Any]] | None] = queue.Queue()
@@ -184,6 +236,7 @@ class Spool:
             outbox.create_schema(conn)
             # A read-only file opens fine and even reads: prove a write goes through.
             conn.execute("BEGIN IMMEDIATE")
+            _migrate(conn)
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             conn.execute(f"PRAGMA user_version={int(version)}")
             conn.execute("CREATE TABLE IF NOT EXISTS spool_probe (x)")
@@ -339,28 +392,48 @@ class Spool:
         *,
         spans: int,
         cut: bool,
-    ) -> bool:
+    ) -> int | None:
         """Atomically: mark evaluated, forget its spans, enqueue its verdicts.
 
-        Returns False (and changes nothing) when the session was already evaluated.
+        Returns the revision committed: 0 for a session id never evaluated, N when the id
+        was evaluated (or dead-lettered) N times before (its items then go out as
+        :func:`revised`). Returns
+        None (and changes nothing) when any of ``trace_ids`` was already evaluated: a
+        duplicate. Decided inside the transaction, by the one writer thread, so two
+        evaluations of one id can never get the same revision.
         """
 
-        def op(conn: sqlite3.Connection) -> bool:
-            cur = conn.execute(
-                "INSERT OR IGNORE INTO done_sessions VALUES (?, ?, ?, ?)",
-                (session_id, time.time(), spans, int(cut)),
-            )
-            if cur.rowcount == 0:
-                return False
+        def op(conn: sqlite3.Connection) -> int | None:
+            if _done_traces(conn, trace_ids):
+                return None
+            now = time.time()
+            row = conn.execute(
+                "SELECT revisions FROM done_sessions WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            if row is None:
+                revision = FIRST_REVISION
+                conn.execute(
+                    "INSERT INTO done_sessions (session_id, evaluated_at, spans, cut, revisions) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (session_id, now, spans, int(cut), revision),
+                )
+            else:
+                revision = int(row[0]) + 1
+                conn.execute(
+                    "UPDATE done_sessions SET evaluated_at = ?, spans = spans + ?, cut = ?, "
+                    "revisions = ? WHERE session_id = ?",
+                    (now, spans, int(cut), revision, session_id),
+                )
             conn.executemany(
                 "INSERT OR IGNORE INTO done_traces VALUES (?, ?)",
                 [(t, session_id) for t in trace_ids],
             )
             conn.executemany("DELETE FROM spans WHERE trace_id = ?", [(t,) for t in trace_ids])
-            outbox.enqueue(conn, items, self._sinks, time.time())
-            return True
+            outbox.enqueue(conn, revised(items, revision), self._sinks, now, self._sink_kinds)
+            return revision
 
-        return bool(self._submit(op).result())
+        revision: int | None = self._submit(op).result()
+        return revision
 
     def dead_letter(
         self, session_id: str, trace_ids: Sequence[str], *, spans: int, error: str
@@ -369,19 +442,32 @@ class Spool:
 
         Its spans go to ``dead_spans`` (kept for a human, with the error in ``dead_letter``)
         and the session and its traces are marked done, so neither a restart nor a late
-        span evaluates it again. Returns False when the session was already done.
+        span evaluates them again. A revision that fails joins its session's dead-letter
+        row (spans added, errors kept one per line), so no failure is lost, and uses up
+        its revision number. Returns False when any of the traces was already done.
         """
 
-        def op(conn: sqlite3.Connection) -> bool:
-            cur = conn.execute(
-                "INSERT OR IGNORE INTO done_sessions VALUES (?, ?, ?, ?)",
-                (session_id, time.time(), spans, 0),
-            )
-            if cur.rowcount == 0:
-                return False
+        def op(conn: sqlite3.Connection) -> tuple[bool, bool]:
+            if _done_traces(conn, trace_ids):
+                return False, False
+            now = time.time()
+            # A failed revision still takes its number: revision N is always the id's
+            # (N+1)th evaluation, whether its verdict came out or it was dead-lettered.
             conn.execute(
-                "INSERT OR REPLACE INTO dead_letter VALUES (?, ?, ?, ?)",
-                (session_id, time.time(), spans, error),
+                "INSERT INTO done_sessions (session_id, evaluated_at, spans, cut) "
+                "VALUES (?, ?, ?, 0) ON CONFLICT (session_id) DO UPDATE SET "
+                "evaluated_at = excluded.evaluated_at, spans = done_sessions.spans + "
+                "excluded.spans, revisions = done_sessions.revisions + 1",
+                (session_id, now, spans),
+            )
+            known = conn.execute(
+                "SELECT 1 FROM dead_letter WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            conn.execute(
+                "INSERT INTO dead_letter VALUES (?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE "
+                "SET failed_at = excluded.failed_at, spans = dead_letter.spans + excluded.spans, "
+                "error = dead_letter.error || char(10) || excluded.error",
+                (session_id, now, spans, error),
             )
             conn.executemany(
                 "INSERT OR IGNORE INTO done_traces VALUES (?, ?)",
@@ -394,11 +480,11 @@ class Spool:
                     (session_id, trace_id),
                 )
                 conn.execute("DELETE FROM spans WHERE trace_id = ?", (trace_id,))
-            return True
+            return True, known is None
 
-        moved = bool(self._submit(op).result())
-        self.dead_letters += moved
-        return moved
+        moved, new_row = self._submit(op).result()
+        self.dead_letters += new_row  # the gauge counts rows of dead_letter
+        return bool(moved)
 
     def probe(self) -> None:
         """Queue one tiny write (not waited for) so a failing spool notices it recovered.
@@ -422,17 +508,26 @@ class Spool:
         self._submit(op).result()
 
     # ---- reads (startup and checks; not on the hot path) ----------------------------
-    def is_done(self, session_id: str) -> bool:
-        return (
-            self._read("SELECT 1 FROM done_sessions WHERE session_id = ?", (session_id,))
-            is not None
-        )
+    def earlier_evaluation(
+        self, session_id: str, trace_ids: Sequence[str]
+    ) -> EarlierEvaluation | None:
+        """What was evaluated before of a closed session: None when neither its id nor any
+        of its traces was (a new session). Asked when the assembler cannot know (after a
+        restart, or once it forgot the id): its traces evaluated already are late, and
+        so is the whole session when its latest evaluation was cut; the rest is a revision.
+        """
 
-    def _read(self, sql: str, args: tuple[Any, ...]) -> Any:
-        def op(conn: sqlite3.Connection) -> Any:
-            return conn.execute(sql, args).fetchone()
+        def op(conn: sqlite3.Connection) -> EarlierEvaluation | None:
+            row = conn.execute(
+                "SELECT cut FROM done_sessions WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            done = _done_traces(conn, trace_ids)
+            if row is None and not done:
+                return None
+            return EarlierEvaluation(cut=bool(row and row[0]), done_traces=frozenset(done))
 
-        return self._submit(op).result()
+        earlier: EarlierEvaluation | None = self._submit(op).result()
+        return earlier
 
     def replay(self, chunk: int = 5000) -> Iterator[tuple[SpanRecord, bool, int]]:
         """Every spooled span in arrival order, whether its trace was already evaluated,

@@ -33,6 +33,11 @@ class Sink(Protocol):
         ...
 
 
+def item_kinds_of(sink: Sink) -> frozenset[str]:
+    """The item kinds ``sink`` takes: its ``item_kinds``, else ``metric`` and ``turn``."""
+    return frozenset(getattr(sink, "item_kinds", SPAN_ITEM_KINDS))
+
+
 def deliver_to(sink: Sink, items: Sequence[OutboxItem]) -> list[str]:
     """``sink.deliver`` for the items of the kinds it takes; the keys it accepted, and
     those of the items it does not take (nothing to send is nothing left to retry).
@@ -41,7 +46,7 @@ def deliver_to(sink: Sink, items: Sequence[OutboxItem]) -> list[str]:
     items came later; a sink written before them (a team's own, through ``aem.sinks``)
     would meet a payload with no span id. It keeps working, and never sees one.
     """
-    kinds = getattr(sink, "item_kinds", SPAN_ITEM_KINDS)
+    kinds = item_kinds_of(sink)
     taken = [i for i in items if i.kind in kinds]
     passed = [i.key for i in items if i.kind not in kinds]
     return [*(sink.deliver(taken) if taken else []), *passed]

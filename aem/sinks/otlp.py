@@ -117,6 +117,8 @@ def span_attributes(payload: Mapping[str, Any], key: str) -> dict[str, Any]:
         attrs["aem.root_cause.span_ids"] = list(roots)
     if payload.get("cut"):
         attrs["aem.session.cut"] = True
+    if payload.get("revision"):  # aem serve evaluated a returning conversation again
+        attrs["aem.session.revision"] = int(payload["revision"])
     attrs.update(payload.get("attributes") or {})
     return attrs
 

@@ -380,11 +380,14 @@ def test_sessions_and_traces_get_their_verdicts_and_reruns_update_them(
     one ``aem.trace`` annotation per trace, one ``aem.session`` per session (Phoenix
     makes its sessions of ``gen_ai.conversation.id`` too), naming the root-cause turn and
     metric; a re-run updates them in place."""
-    one = renamed(sample_spans([str(SAMPLES / "parallel_tools.otlp.jsonl")]), "levels")
+    # Session ids of their own: Phoenix's session ids span projects, and other tests of this
+    # module send the same samples to other projects.
+    planner_spans = sample_spans([str(SAMPLES / "parallel_tools.otlp.jsonl")])
+    one = renamed(planner_spans, "levels", conversation="levels-planner")
     weather = sample_spans([str(SAMPLES / "weather_genai.otlp.jsonl")])
     two_runs = [  # one session of two traces
-        *renamed(weather, "levels-a", conversation="two-runs"),
-        *renamed(weather, "levels-b", conversation="two-runs", shift_ns=HOUR_NS // 60),
+        *renamed(weather, "levels-a", conversation="levels-two-runs"),
+        *renamed(weather, "levels-b", conversation="levels-two-runs", shift_ns=HOUR_NS // 60),
     ]
     export(phoenix, as_sdk(one + two_runs, "levels"))
     await_spans(phoenix, "levels", len(one) + len(two_runs))
@@ -394,8 +397,8 @@ def test_sessions_and_traces_get_their_verdicts_and_reruns_update_them(
     code, out, err = cli(*args, "--json")
     assert code == 1, err
     sessions = {s["session_id"]: s for s in json.loads(out)["sessions"]}
-    assert sessions["trip-planner-7"]["session_key"] == "gen_ai.conversation.id"
-    assert len(sessions["two-runs"]["trace_ids"]) == 2
+    assert sessions["levels-planner"]["session_key"] == "gen_ai.conversation.id"
+    assert len(sessions["levels-two-runs"]["trace_ids"]) == 2
     traces = sorted(t for s in sessions.values() for t in s["trace_ids"])
 
     first = _listed(phoenix, "levels", "trace", traces)
@@ -412,7 +415,7 @@ def test_sessions_and_traces_get_their_verdicts_and_reruns_update_them(
             assert note["metadata"]["session_id"] == session["session_id"]
             assert note["metadata"]["session_label"] == _expected_label(session["turns"])
 
-    planner = sessions["trip-planner-7"]
+    planner = sessions["levels-planner"]
     [root] = [t for t in planner["turns"] if t["label"] == "root_cause"]
     failed = [m["name"] for m in root["metrics"] if m["outcome"] == "fail"]
     note = by_trace[planner["trace_ids"][0]]
@@ -428,7 +431,7 @@ def test_sessions_and_traces_get_their_verdicts_and_reruns_update_them(
         session = sessions[session_note["session_id"]]
         assert session_note["name"] == "aem.session"
         assert session_note["result"]["label"] == _expected_label(session["turns"])
-    [session_note] = [n for n in notes if n["session_id"] == "trip-planner-7"]
+    [session_note] = [n for n in notes if n["session_id"] == "levels-planner"]
     assert session_note["metadata"]["root_cause_turn_id"] == root["turn_id"]
     assert session_note["result"]["explanation"] == note["result"]["explanation"]
 

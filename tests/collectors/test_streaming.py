@@ -9,7 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from aem.cli import app
-from aem.model import InputIssue
+from aem.model import ClosedSession, InputIssue, SpanRecord
 from collectors.assembler import SessionAssembler
 from collectors.dialects.registry import session_keys
 from collectors.readers import read_batches
@@ -92,6 +92,94 @@ def test_a_trace_that_names_an_evaluated_session_late_is_late_not_a_second_sessi
     assert assembler.spans_added == len(spans)  # the two are not held, so not in flight
     assert {(i.kind, i.session_id) for i in issues} == {("late_span", closed.session_id)}
     assert assembler.drain() == []
+
+
+def _weather_spans() -> list[SpanRecord]:
+    return [s for b in read_batches(str(SAMPLES / "weather_genai.otlp.jsonl")) for s in b.spans]
+
+
+def _new_run(spans: list[SpanRecord], tag: str) -> list[SpanRecord]:
+    """The same spans as a new run of the same conversation: fresh trace ids, same key."""
+    return [replace(s, trace_id=tag + s.trace_id[len(tag) :]) for s in spans]
+
+
+def _evaluated(assembler: SessionAssembler, spans: list[SpanRecord], now: float) -> ClosedSession:
+    for span in spans:
+        assembler.add(span, now)
+    [closed] = assembler.pop_complete(now + 10)
+    return closed
+
+
+def test_a_returning_conversation_is_late_for_files_and_reopened_for_revisions() -> None:
+    spans = _weather_spans()
+    again = _new_run(spans, "ffff")
+    files = SessionAssembler(idle=5)
+    _evaluated(files, spans, 0)
+    for span in again:
+        files.add(span, 20)
+    assert files.late_spans == len(again) and files.open_sessions == 0  # audit: unchanged
+
+    live = SessionAssembler(idle=5, revisions=True)
+    first = _evaluated(live, spans, 0)
+    second = _evaluated(live, again, 20)  # opened again under the same id, not late
+    assert live.late_spans == 0
+    assert first.session_id == second.session_id == "weather-genai"
+    assert {s.span_id for s in second.spans} == {s.span_id for s in again}
+    assert second.trace_ids == sorted({s.trace_id for s in again}) != first.trace_ids
+    third = _evaluated(live, _new_run(spans, "eeee"), 40)  # and again
+    assert third.session_id == "weather-genai" and live.late_spans == 0
+
+
+def test_revisions_keep_spans_of_an_evaluated_trace_late() -> None:
+    spans = _weather_spans()
+    issues: list[InputIssue] = []
+    assembler = SessionAssembler(idle=5, on_issue=issues.append, revisions=True)
+    _evaluated(assembler, spans, 0)
+    for span in spans:  # re-sent: the same traces, already evaluated
+        assembler.add(span, 20)
+    assert assembler.late_spans == len(spans) and assembler.open_sessions == 0
+    assert {i.kind for i in issues} == {"late_span"}
+    assert assembler.drain() == []
+
+
+def test_revisions_keep_a_cut_session_closed() -> None:
+    spans = _weather_spans()
+    # Cut at its span limit: further runs are the same stream past its limit, not revisions.
+    limited = SessionAssembler(idle=5, revisions=True, max_session_spans=2)
+    assert _evaluated(limited, spans, 0).cut
+    again = _new_run(spans, "ffff")
+    for span in again:
+        limited.add(span, 20)
+    assert limited.late_spans == len(again) and limited.open_sessions == 0
+    # Cut at its lifetime: the same.
+    aged = SessionAssembler(idle=5, max_lifetime=3, revisions=True)
+    for span in spans[:-1]:  # the root never ends: only the lifetime closes it
+        aged.add(span, 0)
+    [closed] = aged.pop_complete(3)
+    assert closed.cut
+    for span in again:
+        aged.add(span, 20)
+    assert aged.late_spans == len(again) and aged.open_sessions == 0
+
+
+def test_revisions_let_a_trace_that_names_an_evaluated_session_late_reopen_it() -> None:
+    spans = _weather_spans()
+    keys = session_keys()
+    assembler = SessionAssembler(idle=5, revisions=True)
+    _evaluated(assembler, spans, 0)
+    unkeyed = replace(
+        spans[0],
+        trace_id="f" * 32,
+        span_id="1" * 16,
+        attributes={k: v for k, v in spans[0].attributes.items() if k not in keys},
+    )
+    keyed = replace(spans[-1], trace_id="f" * 32, span_id="2" * 16)
+    assembler.add(unkeyed, 11)
+    assembler.add(keyed, 12)  # names the evaluated session: the trace moves into it
+    assert assembler.late_spans == 0 and assembler.open_sessions == 1
+    [revision] = assembler.drain()
+    assert revision.session_id == "weather-genai"
+    assert [s.span_id for s in revision.spans] == ["1" * 16, "2" * 16]
 
 
 def test_memory_of_closed_sessions_is_bounded() -> None:

@@ -201,5 +201,7 @@ def test_session_of_two_traces_routed_whole_to_one_instance(serve_factory, tmp_p
     assert _done_sessions(owner.spool) == {SESSION: spans}
     assert _done_sessions(other.spool) == {} and other.verdicts() == []
     # ... and whole: its verdicts cover turns of both traces, as a file audit sees them.
-    assert {line["trace_id"] for line in owner.verdicts()} == traces
+    assert {line["trace_id"] for line in owner.verdicts() if line["kind"] != "session"} == traces
+    [whole] = [line for line in owner.verdicts() if line["kind"] == "session"]
+    assert {t["trace_id"] for t in whole["traces"]} == traces  # one verdict over both traces
     assert_same_verdicts(delivered_verdicts(owner.verdicts()), expected)

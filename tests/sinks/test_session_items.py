@@ -199,3 +199,14 @@ def test_a_session_keyed_on_its_trace_id_gets_no_session_annotation(phoenix: _Ph
         "/v1/span_annotations",
         "/v1/trace_annotations",
     ]
+
+
+def test_an_evaluation_span_of_a_revision_says_which() -> None:
+    """A returning conversation's verdict (``aem serve``) is told apart downstream."""
+    from aem.sinks.otlp import span_attributes
+    from aem.sinks.records import revised
+
+    [turn] = [i for i in _items() if i.kind == "turn"]
+    assert "aem.session.revision" not in span_attributes(turn.payload, turn.key)
+    [again] = revised([turn], 2)
+    assert span_attributes(again.payload, again.key)["aem.session.revision"] == 2
