@@ -33,6 +33,18 @@ def _copies(n: int) -> list[str]:
     return out
 
 
+def _new_trace_keyed_late(spans: list, keys: tuple[str, ...]) -> tuple:
+    """Two spans of a new trace: the first without a session key, the second naming the
+    session of ``spans`` (its key arrives after the trace opened)."""
+    unkeyed = replace(
+        spans[0],
+        trace_id="f" * 32,
+        span_id="1" * 16,
+        attributes={k: v for k, v in spans[0].attributes.items() if k not in keys},
+    )
+    return unkeyed, replace(spans[-1], trace_id="f" * 32, span_id="2" * 16)
+
+
 def test_sessions_are_evaluated_as_they_close_not_at_the_end(tmp_path: Path) -> None:
     path = tmp_path / "many.jsonl"
     path.write_text("\n".join(_copies(60)))
@@ -78,13 +90,7 @@ def test_a_trace_that_names_an_evaluated_session_late_is_late_not_a_second_sessi
     for span in spans:
         assembler.add(span, 0)
     [closed] = assembler.pop_complete(10)
-    unkeyed = replace(
-        spans[0],
-        trace_id="f" * 32,
-        span_id="1" * 16,
-        attributes={k: v for k, v in spans[0].attributes.items() if k not in keys},
-    )
-    keyed = replace(spans[-1], trace_id="f" * 32, span_id="2" * 16)
+    unkeyed, keyed = _new_trace_keyed_late(spans, keys)
     assembler.add(unkeyed, 11)
     assert assembler.open_sessions == 1 and assembler.late_spans == 0  # cannot tell yet
     assembler.add(keyed, 12)
@@ -167,13 +173,7 @@ def test_revisions_let_a_trace_that_names_an_evaluated_session_late_reopen_it() 
     keys = session_keys()
     assembler = SessionAssembler(idle=5, revisions=True)
     _evaluated(assembler, spans, 0)
-    unkeyed = replace(
-        spans[0],
-        trace_id="f" * 32,
-        span_id="1" * 16,
-        attributes={k: v for k, v in spans[0].attributes.items() if k not in keys},
-    )
-    keyed = replace(spans[-1], trace_id="f" * 32, span_id="2" * 16)
+    unkeyed, keyed = _new_trace_keyed_late(spans, keys)
     assembler.add(unkeyed, 11)
     assembler.add(keyed, 12)  # names the evaluated session: the trace moves into it
     assert assembler.late_spans == 0 and assembler.open_sessions == 1

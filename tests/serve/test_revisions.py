@@ -107,6 +107,14 @@ def _done_row(spool: Path) -> tuple[int, int, int]:
 
 
 @pytest.mark.slow
+def _send_and_see_late(serve, run, what: str) -> None:
+    """Send ``run`` and wait until every span of it is counted late."""
+    assert send("grpc", serve.grpc, [run])["failed"] == 0
+    wait_for(
+        lambda: metric(serve.http, "aem_late_spans_total") == _spans(run), timeout=60, what=what
+    )
+
+
 def test_a_returning_conversation_is_evaluated_as_revision_1(serve_factory, tmp_path) -> None:
     serve = serve_factory("serve")
     assert send("grpc", serve.grpc, [FIRST_RUN])["failed"] == 0
@@ -124,12 +132,7 @@ def test_a_returning_conversation_is_evaluated_as_revision_1(serve_factory, tmp_
 
     # The second run re-sent as it was: its traces were evaluated, so it is late.
     verdict_lines = len(serve.verdicts())
-    assert send("grpc", serve.grpc, [second_run])["failed"] == 0
-    wait_for(
-        lambda: metric(serve.http, "aem_late_spans_total") == _spans(second_run),
-        timeout=60,
-        what="re-sent spans counted as late",
-    )
+    _send_and_see_late(serve, second_run, "re-sent spans counted as late")
     assert serve.stop() == 0
     assert len(serve.verdicts()) == verdict_lines
     assert _done_row(serve.spool)[2] == 1
@@ -159,12 +162,7 @@ def test_a_conversation_returning_after_a_restart_is_revision_1(serve_factory, t
     assert _done_row(again.spool) == (_spans(FIRST_RUN) + _spans(second_run), 0, 1)
 
     # The first run re-sent: its traces are marked done in the spool, so it is late.
-    assert send("grpc", again.grpc, [FIRST_RUN])["failed"] == 0
-    wait_for(
-        lambda: metric(again.http, "aem_late_spans_total") == _spans(FIRST_RUN),
-        timeout=60,
-        what="re-sent spans counted as late",
-    )
+    _send_and_see_late(again, FIRST_RUN, "re-sent spans counted as late")
     assert metric(again.http, "aem_sessions_evaluated_total") == 1  # the revision only
     assert again.stop() == 0
     with sqlite3.connect(again.spool) as conn:
@@ -179,22 +177,14 @@ def test_a_conversation_cut_stays_closed_also_after_a_restart(serve_factory, tmp
     wait_for(lambda: _delivered(serve, 1), timeout=180, what="the cut verdict")
     assert _done_row(serve.spool)[1:] == (1, 0)
     live = _new_run(tmp_path, "dddd")
-    assert send("grpc", serve.grpc, [live])["failed"] == 0
-    wait_for(
-        lambda: metric(serve.http, "aem_late_spans_total") == _spans(live),
-        timeout=60,
-        what="spans after the cut counted as late",
-    )
+    _send_and_see_late(serve, live, "spans after the cut counted as late")
     assert serve.stop() == 0
 
     # Restarted without the limit: only the spool's mark says the session was cut.
     again = serve_factory("again", reuse_spool=serve.spool)
     after_restart = _new_run(tmp_path, "cccc")
-    assert send("grpc", again.grpc, [after_restart])["failed"] == 0
-    wait_for(
-        lambda: metric(again.http, "aem_late_spans_total") == _spans(after_restart),
-        timeout=60,
-        what="spans after the cut counted as late after the restart",
+    _send_and_see_late(
+        again, after_restart, "spans after the cut counted as late after the restart"
     )
     assert metric(again.http, "aem_sessions_evaluated_total") == 0
     assert again.stop() == 0
