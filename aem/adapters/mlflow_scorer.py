@@ -25,7 +25,7 @@ from aem.metrics.registry import resolve
 from aem.model import InputIssue, SessionReport
 from aem.settings import AemConfig
 from aem.sinks.mlflow import SOURCE_ID, feedback
-from aem.sinks.records import verdict_items
+from aem.sinks.records import SPAN_ITEM_KINDS, verdict_items
 from collectors.backends.mlflow import trace_spans
 from collectors.reading import assemble_all
 
@@ -60,6 +60,7 @@ class TraceVerdicts:
             feedback(item, SOURCE_ID)
             for report in self.reports(trace)
             for item in verdict_items(report, completed_at=0.0)
+            if item.kind in SPAN_ITEM_KINDS  # evaluate puts every feedback on the root span
         ]
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from aem.sinks.mlflow import LABEL_NAME, MlflowSettings, MlflowSink
+from aem.sinks.mlflow import LABEL_NAME, TRACE_LABEL_NAME, MlflowSettings, MlflowSink
 from aem.sinks.records import verdict_items
 from tests.mlflow.auditing import audit_source
 from tests.mlflow.kit import MLFLOW_START_SECONDS, MLFLOW_VENV
@@ -142,5 +142,13 @@ def test_the_guide_from_traces_in_mlflow_to_verdicts_in_mlflow(
             i.payload["outcome"] if i.kind == "metric" else i.payload["label"],
         )
         for i in items
+        if i.kind != "session"
+    }
+    # ... and one trace-level verdict per trace (no span id), labelled as its turns roll up.
+    expected |= {
+        (TRACE_LABEL_NAME, "None", trace["label"])
+        for i in items
+        if i.kind == "session"
+        for trace in i.payload["traces"]
     }
     assert rows == expected
