@@ -7,7 +7,6 @@ only the destination is in memory.
 from __future__ import annotations
 
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -16,19 +15,13 @@ from aem.serve.server import LiveServer, default_evaluator
 from aem.serve.settings import ServeSettings
 from aem.testing import InMemorySink
 from tests.conftest import SAMPLES
+from tests.serve.conftest import post_otlp_json
 
 pytestmark = pytest.mark.slow
 
 
 def _post_sample(port: int, name: str) -> None:
-    for line in (SAMPLES / name).read_text().splitlines():
-        request = urllib.request.Request(
-            f"http://127.0.0.1:{port}/v1/traces",
-            data=line.encode(),
-            headers={"Content-Type": "application/json"},
-        )
-        with urllib.request.urlopen(request, timeout=10) as response:
-            assert response.status == 200
+    post_otlp_json(port, (SAMPLES / name).read_text().splitlines())
 
 
 def _wait(predicate, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import SAMPLES
+from tests.serve.conftest import post_otlp_json, stop_with_sigterm
 
 pytestmark = pytest.mark.slow
 
@@ -44,14 +43,7 @@ def test_aem_serve_evaluates_what_it_receives(tmp_path: Path) -> None:
     server = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
     try:
         port = _wait_for(ports)["http"]
-        for line in (SAMPLES / "parallel_tools.otlp.jsonl").read_text().splitlines():
-            request = urllib.request.Request(
-                f"http://127.0.0.1:{port}/v1/traces",
-                data=line.encode(),
-                headers={"Content-Type": "application/json"},
-            )
-            with urllib.request.urlopen(request, timeout=10) as response:
-                assert response.status == 200
+        post_otlp_json(port, (SAMPLES / "parallel_tools.otlp.jsonl").read_text().splitlines())
         deadline = time.monotonic() + 60
         rows: list[dict] = []
         while time.monotonic() < deadline and not any(r.get("label") == "root_cause" for r in rows):
@@ -68,9 +60,5 @@ def test_aem_serve_evaluates_what_it_receives(tmp_path: Path) -> None:
         }
         assert '"get_hotels"' in spans[root["span_id"]]  # the verdict points at the failing span
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-    assert server.returncode == 0, server.stderr.read() if server.stderr else ""
+        returncode = stop_with_sigterm(server)
+    assert returncode == 0, server.stderr.read() if server.stderr else ""

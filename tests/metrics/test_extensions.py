@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import textwrap
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.serve.conftest import post_otlp_json, stop_with_sigterm
 from tests.team_dialect_kit import TEAM_DIALECT
 
 pytestmark = pytest.mark.slow
@@ -166,13 +165,7 @@ def test_a_sink_from_a_package_receives_the_verdicts_of_aem_serve(
         while not (ports.exists() and ports.stat().st_size) and time.monotonic() < deadline:
             assert server.poll() is None, server.stderr.read() if server.stderr else ""
             time.sleep(0.2)
-        request = urllib.request.Request(
-            f"http://127.0.0.1:{json.loads(ports.read_text())['http']}/v1/traces",
-            data=_team_trace().encode(),
-            headers={"Content-Type": "application/json"},
-        )
-        with urllib.request.urlopen(request, timeout=10) as response:
-            assert response.status == 200
+        post_otlp_json(json.loads(ports.read_text())["http"], [_team_trace()])
         keys: set[tuple[str, ...]] = set()
         while time.monotonic() < deadline and ("team-7", "t2", "tool_execution") not in keys:
             time.sleep(0.3)
@@ -182,9 +175,5 @@ def test_a_sink_from_a_package_receives_the_verdicts_of_aem_serve(
         assert {key[:2] for key in keys} == {("team-7", "t1"), ("team-7", "t2")}
         assert ("team-7", "t2", "tool_execution") in keys
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-    assert server.returncode == 0
+        returncode = stop_with_sigterm(server)
+    assert returncode == 0

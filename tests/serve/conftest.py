@@ -39,6 +39,32 @@ def stop_process_group(proc: subprocess.Popen[bytes]) -> None:
             proc.wait(timeout=10)
 
 
+def post_otlp_json(port: int, lines: list[str]) -> None:
+    """POST each OTLP/JSON request (a line of a trace file) to ``/v1/traces``; each must
+    be accepted. The plain HTTP a hand-rolled client sends, without the SDK's exporter."""
+    import urllib.request
+
+    for line in lines:
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/v1/traces",
+            data=line.encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert response.status == 200
+
+
+def stop_with_sigterm(server: subprocess.Popen[str]) -> int:
+    """Stop a server as an operator would (SIGTERM, then a kill after 60 s); its exit code."""
+    server.send_signal(signal.SIGTERM)
+    try:
+        server.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait(timeout=10)
+    return server.returncode
+
+
 def wait_http(url: str, proc: subprocess.Popen[bytes], seconds: float) -> bool:
     """Poll ``url`` until it answers 200; ``False`` if the process exits or time runs out."""
     deadline = time.monotonic() + seconds

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -24,6 +22,7 @@ from aem.serve.settings import ServeSettings
 from aem.sinks.jsonl import JsonlSettings
 from aem.sinks.otlp import OtlpSettings
 from tests.conftest import SAMPLES
+from tests.serve.conftest import post_otlp_json, stop_with_sigterm
 
 PLUGIN = """
 from pathlib import Path
@@ -114,22 +113,11 @@ def test_a_third_party_sink_receives_verdicts_from_a_real_server(tmp_path: Path)
             assert server.poll() is None, server.stderr.read() if server.stderr else ""
             time.sleep(0.2)
         port = json.loads(ports.read_text())["http"]
-        for line in (SAMPLES / "parallel_tools.otlp.jsonl").read_text().splitlines():
-            request = urllib.request.Request(
-                f"http://127.0.0.1:{port}/v1/traces",
-                data=line.encode(),
-                headers={"Content-Type": "application/json"},
-            )
-            with urllib.request.urlopen(request, timeout=10) as response:
-                assert response.status == 200
+        post_otlp_json(port, (SAMPLES / "parallel_tools.otlp.jsonl").read_text().splitlines())
         while time.monotonic() < deadline and not (received.exists() and received.read_text()):
             time.sleep(0.3)
         lines = received.read_text().splitlines()
         assert lines and all(line.startswith("seen trip-planner-7") for line in lines)
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-    assert server.returncode == 0
+        returncode = stop_with_sigterm(server)
+    assert returncode == 0
