@@ -148,3 +148,19 @@ def elapsed(action: Callable[[], Any]) -> tuple[Any, float]:
     start = time.monotonic()
     value = action()
     return value, time.monotonic() - start
+
+
+def scripted_judge_config(url: str) -> Any:
+    """An ``AemConfig`` with one OpenAI-compatible judge, ``scripted``, at ``url``: no
+    retries and a 5 s deadline, so a scripted error or delay shows at once."""
+    from aem.config import load_config
+
+    return load_config(
+        overrides=[
+            'judges.scripted.kind="openai"',
+            f'judges.scripted.base_url="{url}"',
+            'judges.scripted.model="judge-m"',
+            "judges.scripted.retries=0",
+            "judges.scripted.timeout_seconds=5",
+        ]
+    )

@@ -12,14 +12,14 @@ import pytest
 from opentelemetry import trace
 
 from aem.checks.judge_step import JudgeStep, JudgeStepSettings
-from aem.config import AemConfig, load_config
+from aem.config import AemConfig
 from aem.datatests import api
 from aem.evaluate import Evaluator
 from aem.judges.base import JudgeRequest, JudgeVerdict
 from aem.model import Label, Outcome
 from aem.store import Store
 from aem.testing import make_session, make_tool_call, make_turn
-from tests.judge_server import Reply, judge_server, user_text
+from tests.judge_server import Reply, judge_server, scripted_judge_config, user_text
 
 SCORES = [10, 9, 9, 8, 8, 7, 7, 6, 4, 2]
 
@@ -72,18 +72,6 @@ def write_cases(path: Path, count: int) -> Path:
     return path
 
 
-def config_for(url: str) -> AemConfig:
-    return load_config(
-        overrides=[
-            'judges.scripted.kind="openai"',
-            f'judges.scripted.base_url="{url}"',
-            'judges.scripted.model="judge-m"',
-            "judges.scripted.retries=0",
-            "judges.scripted.timeout_seconds=5",
-        ]
-    )
-
-
 def create_scripted(store: Store, config: AemConfig, name: str, cases: Path) -> None:
     """A task-completion test judged by the scripted server, answered by ``agent``."""
     api.create_test(
@@ -101,7 +89,7 @@ def test_seed_worked_example_70_and_30_percent_and_a_judge_error(tmp_path: Path)
     store = api.open_store(tmp_path / "aem.sqlite")
     cases = write_cases(tmp_path / "cases.jsonl", 11)
     with judge_server(scripted) as srv:
-        config = config_for(srv.url)
+        config = scripted_judge_config(srv.url)
         create_scripted(store, config, "at7", cases)
         api.set_threshold(store, "check.task_completion", 9)
         create_scripted(store, config, "at9", cases)
@@ -121,7 +109,7 @@ def test_seed_worked_example_70_and_30_percent_and_a_judge_error(tmp_path: Path)
 def test_ten_scored_cases_without_the_error_give_the_same_figures(tmp_path: Path) -> None:
     store = api.open_store(tmp_path / "aem.sqlite")
     with judge_server(scripted) as srv:
-        config = config_for(srv.url)
+        config = scripted_judge_config(srv.url)
         create_scripted(store, config, "t", write_cases(tmp_path / "c.jsonl", 10))
         run = api.run_test(store, config, "t")
     assert run.overall.pass_rate == pytest.approx(0.7) and run.fully_evaluated

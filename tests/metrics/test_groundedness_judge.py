@@ -4,29 +4,14 @@ chat completions, scripted. The judge's verdict is used and named; a judge error
 
 from __future__ import annotations
 
-from typing import Any
-
-from aem.config import load_config
 from aem.gates import evaluate_gate
 from aem.metrics.groundedness import Groundedness, GroundednessSettings
 from aem.metrics.refusal import Refusal, RefusalSettings
 from aem.model import AuditReport, Outcome
 from tests.groundedness_kit import evaluate, rag_session, results
-from tests.judge_server import Reply, judge_server
+from tests.judge_server import Reply, judge_server, scripted_judge_config
 
 DOCS = ["Refunds are accepted within 30 days of purchase.", "Shipping costs are not refunded."]
-
-
-def _config(url: str) -> Any:
-    return load_config(
-        overrides=[
-            'judges.scripted.kind="openai"',
-            f'judges.scripted.base_url="{url}"',
-            'judges.scripted.model="judge-m"',
-            "judges.scripted.retries=0",
-            "judges.scripted.timeout_seconds=5",
-        ]
-    )
 
 
 def test_judge_verdict_is_used_and_recorded() -> None:
@@ -36,7 +21,7 @@ def test_judge_verdict_is_used_and_recorded() -> None:
     ]
     metric = Groundedness(GroundednessSettings(judge="scripted"))
     with judge_server(lambda body, n: replies[n]) as server:
-        config = _config(server.url)
+        config = scripted_judge_config(server.url)
         good = evaluate(
             rag_session("Refunds take 30 days [1].", DOCS), [metric], {"type": "happy"}, config
         )
@@ -59,7 +44,7 @@ def test_judge_verdict_is_used_and_recorded() -> None:
 def test_citations_are_checked_before_the_judge_is_asked() -> None:
     metric = Groundedness(GroundednessSettings(judge="scripted"))
     with judge_server(lambda body, n: Reply(content='{"mistake": false}')) as server:
-        config = _config(server.url)
+        config = scripted_judge_config(server.url)
         report = evaluate(
             rag_session("Refunds take 30 days [7].", DOCS), [metric], {"type": "happy"}, config
         )
@@ -72,7 +57,7 @@ def test_judge_error_is_an_error_outcome_left_out_of_the_gate() -> None:
     metric = Groundedness(GroundednessSettings(judge="scripted"))
     refusal = Refusal(RefusalSettings(judge="scripted"))
     with judge_server(lambda body, n: Reply(status=500, raw='{"error": "down"}')) as server:
-        config = _config(server.url)
+        config = scripted_judge_config(server.url)
         broken = evaluate(
             rag_session("Refunds take 30 days [1].", DOCS), [metric], {"type": "happy"}, config
         )
@@ -93,7 +78,10 @@ def test_refusal_judge_prompt() -> None:
         lambda body, n: Reply(content='{"mistake": false, "explanation": "declines"}')
     ) as server:
         report = evaluate(
-            rag_session("I don't know.", DOCS), [refusal], {"type": "oos"}, _config(server.url)
+            rag_session("I don't know.", DOCS),
+            [refusal],
+            {"type": "oos"},
+            scripted_judge_config(server.url),
         )
     (found,) = results(report, "refusal")
     assert (
