@@ -54,6 +54,21 @@ def post_otlp_json(port: int, lines: list[str]) -> None:
             assert response.status == 200
 
 
+PROTOBUF = {"Content-Type": "application/x-protobuf"}
+
+
+def post_until_accepted(client: httpx.Client, url: str, bodies: list[bytes]) -> None:
+    """POST each OTLP/protobuf request, again while the server pushes back (429/503), until
+    it is accepted: a test that fills the server must not fail on its backpressure."""
+    for body in bodies:
+        wait_for(
+            lambda b=body: client.post(url, content=b, headers=PROTOBUF).status_code == 200,
+            timeout=120,
+            interval=0.2,
+            what="the request accepted",
+        )
+
+
 def stop_with_sigterm(server: subprocess.Popen[str]) -> int:
     """Stop a server as an operator would (SIGTERM, then a kill after 60 s); its exit code."""
     server.send_signal(signal.SIGTERM)

@@ -22,11 +22,10 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from bench.serve.workload import copy_session, sample_requests
-from tests.serve.conftest import metric, wait_for
+from tests.serve.conftest import metric, post_until_accepted, wait_for
 
 pytestmark = pytest.mark.slow
 
-PROTOBUF = {"Content-Type": "application/x-protobuf"}
 HUGE_SPANS = 26_000
 BATCH = 500
 # A small session's verdict, once its spans are in: idle (1 s here) plus one evaluation.
@@ -59,13 +58,7 @@ def _small_session(name: str) -> list[bytes]:
 
 def _post_all(url: str, bodies: list[bytes]) -> None:
     with httpx.Client(timeout=30) as client:
-        for body in bodies:
-            wait_for(
-                lambda b=body: client.post(url, content=b, headers=PROTOBUF).status_code == 200,
-                timeout=120,
-                interval=0.2,
-                what="the request accepted",
-            )
+        post_until_accepted(client, url, bodies)
 
 
 def test_a_huge_session_neither_delays_a_small_one_nor_floods_the_log(serve_factory) -> None:

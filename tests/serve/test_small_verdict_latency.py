@@ -21,26 +21,15 @@ import httpx
 import pytest
 
 from bench.serve.huge_small import fresh_body, huge_template, small_session
-from tests.serve.conftest import Serve, metric, wait_for
+from tests.serve.conftest import Serve, metric, post_until_accepted, wait_for
 
 pytestmark = pytest.mark.slow
 
-PROTOBUF = {"Content-Type": "application/x-protobuf"}
 HUGE_REQUESTS = 12  # of about 500 spans: ~18,000 verdict rows
 DELIVERY_BATCH = 1
 # From the small session's last acknowledged span to its verdict in the sink: the idle
 # timeout (1 s), its evaluation and a few delivery rounds, on a busy 2-core machine.
 SMALL_VERDICT_SECONDS = 8.0
-
-
-def _post_all(client: httpx.Client, url: str, bodies: list[bytes]) -> None:
-    for body in bodies:
-        wait_for(
-            lambda b=body: client.post(url, content=b, headers=PROTOBUF).status_code == 200,
-            timeout=120,
-            interval=0.2,
-            what="the request accepted",
-        )
 
 
 def _lines_of(serve: Serve) -> list[str]:
@@ -59,12 +48,14 @@ def test_a_small_verdict_is_not_delivered_after_a_huge_sessions_backlog(serve_fa
     template, traces = huge_template(500)
     with httpx.Client(timeout=30) as client:
         # Warm up (the first evaluation loads the comparison model).
-        _post_all(client, url, small_session("warm"))
+        post_until_accepted(client, url, small_session("warm"))
         wait_for(lambda: "warm" in _lines_of(serve), timeout=120, what="the warm-up verdict")
-        _post_all(client, url, [fresh_body(template, traces) for _ in range(HUGE_REQUESTS)])
+        post_until_accepted(
+            client, url, [fresh_body(template, traces) for _ in range(HUGE_REQUESTS)]
+        )
         wait_for(lambda: "huge" in _lines_of(serve), timeout=120, interval=0.2,
                  what="the huge session evaluated and its delivery begun")  # fmt: skip
-        _post_all(client, url, small_session("small"))
+        post_until_accepted(client, url, small_session("small"))
         sent = time.monotonic()
     wait_for(lambda: "small" in _lines_of(serve), timeout=120, interval=0.05,
              what="the small session's verdict")  # fmt: skip
