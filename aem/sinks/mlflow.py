@@ -122,22 +122,17 @@ def trace_feedbacks(item: OutboxItem, source_id: str = SOURCE_ID) -> list[dict[s
             "aem.root_cause_trace_id": root["trace_id"],
             "aem.root_cause_span_id": root["span_id"],
         }
-    bodies = []
-    for trace in p["traces"]:
-        rationale = trace["explanation"]
-        if root and root["trace_id"] != trace["trace_id"]:
-            rationale += f"; session: {p['explanation']} (trace {root['trace_id']})"
-        bodies.append(
-            {
-                "assessment_name": TRACE_LABEL_NAME,
-                "trace_id": mlflow_trace_id(trace["trace_id"]),
-                "source": {"source_type": "CODE", "source_id": source_id},
-                "feedback": {"value": trace["label"]},
-                "rationale": rationale,
-                "metadata": metadata,
-            }
-        )
-    return bodies
+    return [
+        {
+            "assessment_name": TRACE_LABEL_NAME,
+            "trace_id": mlflow_trace_id(trace["trace_id"]),
+            "source": {"source_type": "CODE", "source_id": source_id},
+            "feedback": {"value": trace["label"]},
+            "rationale": trace["explanation"],  # names the root cause's trace if another
+            "metadata": metadata,
+        }
+        for trace in p["traces"]
+    ]
 
 
 def assessments(item: OutboxItem, source_id: str = SOURCE_ID) -> list[dict[str, Any]]:

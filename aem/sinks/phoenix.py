@@ -93,26 +93,19 @@ def _session_metadata(item: OutboxItem) -> dict[str, Any]:
 
 
 def trace_annotations(item: OutboxItem, identifier: str) -> list[dict[str, Any]]:
-    """One ``aem.trace`` annotation per trace of a session item: the trace's own label;
-    its explanation names the session's root cause when that lies in another trace."""
-    p = item.payload
-    notes = []
-    for trace in p["traces"]:
-        explanation = trace["explanation"]
-        root_trace = (p.get("root_cause") or {}).get("trace_id")
-        if root_trace and root_trace != trace["trace_id"]:
-            explanation += f"; session: {p['explanation']} (trace {root_trace})"
-        notes.append(
-            {
-                "trace_id": trace["trace_id"],
-                "name": TRACE_ANNOTATION,
-                "annotator_kind": "CODE",
-                "result": {"label": trace["label"], "explanation": explanation},
-                "metadata": _session_metadata(item),
-                "identifier": identifier,
-            }
-        )
-    return notes
+    """One ``aem.trace`` annotation per trace of a session item: the trace's own label and
+    explanation (which names the session's root cause when another trace holds it)."""
+    return [
+        {
+            "trace_id": trace["trace_id"],
+            "name": TRACE_ANNOTATION,
+            "annotator_kind": "CODE",
+            "result": {"label": trace["label"], "explanation": trace["explanation"]},
+            "metadata": _session_metadata(item),
+            "identifier": identifier,
+        }
+        for trace in item.payload["traces"]
+    ]
 
 
 def session_annotation(item: OutboxItem, identifier: str) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from aem.provenance import (
     aem_version,
     run_attributes,
 )
-from aem.sinks.rollup import session_rollup
+from aem.sinks.rollup import Rollup, session_rollup
 
 ItemKind = Literal["metric", "turn", "session"]
 # What a sink receives when it does not say (``item_kinds``): the kinds that existed before
@@ -162,7 +162,7 @@ def _session_item(
             "turns": len(report.turns),
             "root_cause": None if root is None else _where(root, first_span),
             "traces": [
-                {"trace_id": trace, "label": r.label, "explanation": r.explanation}
+                {"trace_id": trace, "label": r.label, "explanation": _in_session(r, trace, verdict)}
                 for trace, r in traces
             ],
             "attributes": {
@@ -173,6 +173,15 @@ def _session_item(
             },
         },
     )
+
+
+def _in_session(trace: Rollup, trace_id: str, session: Rollup) -> str:
+    """A trace's explanation, naming the session's root cause when another trace holds it
+    (a backend shows the trace's line alone, and it would not say where to look)."""
+    root = session.turn if session.label == Label.ROOT_CAUSE else None
+    if root is None or root.trace_id == trace_id:
+        return trace.explanation
+    return f"{trace.explanation}; session: {session.explanation} (trace {root.trace_id})"
 
 
 def _where(turn: TurnVerdict, first_span: Mapping[str, str]) -> dict[str, Any]:

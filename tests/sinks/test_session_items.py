@@ -61,6 +61,11 @@ def test_a_root_cause_names_its_turn_metric_and_what_inherited_it() -> None:
         (TRACE_A, "suspect"),
         (TRACE_B, "root_cause"),
     ]
+    # A trace shown alone says where the session's root cause is when it is elsewhere.
+    first, second = (t["explanation"] for t in session["traces"])
+    assert first.endswith(f"; session: {session['explanation']} (trace {TRACE_B})")
+    assert first.startswith("nothing proven; 1 suspect turn, first turn t2")
+    assert "; session:" not in second
 
 
 def test_without_a_failure_the_session_is_suspect_or_ok_and_says_why() -> None:
