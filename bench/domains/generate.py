@@ -1,0 +1,354 @@
+"""Sessions of agents nobody wrote rules for, with the truth known by construction.
+
+Every session is one agent of a :mod:`bench.domains.catalog` domain in one language: it
+verifies the member the user names, looks the record up, and tells the user what the
+record says — date, time, amount, reference and the person in charge — rendered with
+``babel``'s conventions for that language (``12. Mai 2026``, ``12 de mayo de 2026``,
+``25,00 €``). A *variant* either keeps every stated value true in another wording
+(paraphrase, another format, a relative day, a retried call) or changes exactly one thing
+(the date by a day, the time by an hour, the amount, the reference, the member id the
+agent passes), so the expected verdict is known without reading the session.
+
+Spans are recorded with the real OpenTelemetry SDK through the same recorder as the
+bundled samples (:mod:`scripts.generate_sample_traces`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from pathlib import Path
+from typing import Any
+
+from babel import Locale
+from babel.dates import format_date, format_time
+from babel.numbers import format_currency
+
+from bench.domains.catalog import DOMAINS, LANGUAGES, PEOPLE, Domain
+from scripts.generate_sample_traces import (
+    GenAIAgent,
+    Session,
+    ToolCall,
+    ToolSpec,
+    epoch_ns,
+    fixed_resource,
+    message,
+    schema,
+    spaced,
+    text_part,
+    tool_messages,
+    write_lines,
+)
+
+CORRECT = ("paraphrase", "other_format", "relative_day", "retry")
+WRONG = (
+    "wrong_date",
+    "wrong_time",
+    "wrong_amount",
+    "wrong_reference",
+    "wrong_argument",
+    "wrong_relative_day",
+)
+VARIANTS = CORRECT + WRONG
+
+ANSWERS = {
+    "en": (
+        "Your {noun} {ref} is on {date} at {time} with {person}. The fee is {amount}.",
+        "I found it: {noun} {ref}, {date}, {time}. {person} is in charge; the cost is {amount}.",
+    ),
+    "de": (
+        "Ihr {noun} {ref} ist am {date} um {time} Uhr bei {person}. Die Gebühr beträgt {amount}.",
+        "Gefunden: {noun} {ref} am {date}, {time} Uhr. Zuständig ist {person}; es kostet {amount}.",
+    ),
+    "es": (
+        "Su {noun} {ref} es el {date} a las {time} con {person}. La tarifa es de {amount}.",
+        "Lo encontré: {noun} {ref}, el {date} a las {time}. Le atenderá {person}; "
+        "el importe es {amount}.",
+    ),
+    "ru": (
+        "Ваша {noun} {ref} назначена на {date} в {time}, ответственный: {person}. "
+        "Стоимость: {amount}.",
+        "Нашёл: {noun} {ref}, {date}, {time}. Вас примет {person}; к оплате {amount}.",
+    ),
+}
+QUESTIONS = {
+    "en": "When is my {noun} {ref}? My member id is {member}, born {dob}.",
+    "de": "Wann ist mein {noun} {ref}? Meine Mitgliedsnummer ist {member}, geboren am {dob}.",
+    "es": "¿Cuándo es mi {noun} {ref}? Mi número de socio es {member}, nacido el {dob}.",
+    "ru": "Когда моя {noun} {ref}? Мой номер участника {member}, дата рождения {dob}.",
+}
+
+
+@dataclass(frozen=True)
+class Truth:
+    """What a session must get: its expected root cause (None: a correct session)."""
+
+    session_id: str
+    domain: str
+    language: str
+    variant: str
+    wrong: bool
+    # Where the proof sits: the answer, or the call that passed a wrong argument.
+    expected_kind: str | None
+    expected_name: str | None
+
+
+def _rng(*parts: object) -> int:
+    return int.from_bytes(hashlib.sha256("/".join(map(str, parts)).encode()).digest()[:8], "big")
+
+
+def _plain(text: str) -> str:
+    """Narrow no-break spaces as ordinary ones: what a model writes, mostly."""
+    return text.replace("\u202f", " ").replace("\xa0", " ")
+
+
+def _relative_phrase(language: str, today: date, day: date) -> str:
+    """How the language says ``day`` from ``today``: CLDR's own relative-day words."""
+    fields = Locale.parse(language)._data["date_fields"]
+    offset = (day - today).days
+    words = fields["day"]["relative"]
+    if offset in words:
+        return str(words[offset])
+    weekday = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")[day.weekday()]
+    return str(fields[weekday]["relative"][1])
+
+
+def _date_text(language: str, day: date, style: str) -> str:
+    if style == "iso":
+        return day.isoformat()
+    return _plain(format_date(day, style, locale=language))
+
+
+def _time_text(language: str, moment: time, style: str) -> str:
+    if style == "24h" or language != "en":
+        return moment.strftime("%H:%M")
+    return _plain(format_time(moment, "short", locale=language))
+
+
+def _transpose(digits: str) -> str:
+    """Two neighbouring digits swapped: the commonest typing slip."""
+    for i in range(len(digits) - 2, -1, -1):
+        if digits[i] != digits[i + 1]:
+            return digits[:i] + digits[i + 1] + digits[i] + digits[i + 2 :]
+    return digits[:-1] + str((int(digits[-1]) + 1) % 10)
+
+
+@dataclass(frozen=True)
+class Facts:
+    """The record of one session, and the day the agent was told it is."""
+
+    today: date
+    day: date
+    moment: time
+    amount: float
+    reference: str
+    member: str
+    dob: date
+    person: str
+    iso_record: bool  # one ISO ``start`` datetime, else separate date and time fields
+
+
+def _facts(domain: Domain, language: str, variant: str, n: int) -> Facts:
+    seed = _rng(domain.name, language, variant, n)
+    # A Thursday or Friday: the coming Monday to Wednesday is then also "next week's",
+    # so "next Tuesday" means one day whichever way a reader takes it.
+    today = date(2026, 5, 7) + timedelta(days=7 * (seed % 20) + (seed >> 5) % 2)
+    if variant == "relative_day":  # tomorrow, the coming Monday or Tuesday
+        ahead = (1, 7 - today.weekday(), 8 - today.weekday())[seed % 3]
+    elif variant == "wrong_relative_day":  # said one day later: Tuesday or Wednesday
+        ahead = (7 - today.weekday(), 8 - today.weekday())[seed % 2]
+    else:
+        ahead = 3 + seed % 40
+    low, high = domain.amount_range
+    return Facts(
+        today=today,
+        day=today + timedelta(days=ahead),
+        moment=time(8 + seed % 10, (15 * (seed >> 3)) % 60),
+        amount=float(low + (seed >> 7) % max(high - low, 1)) + (0.5 if seed % 4 == 1 else 0.0),
+        reference=f"{domain.prefix}-{10000 + (seed >> 11) % 89999}",
+        member=f"M-{100000 + (seed >> 17) % 899999}",
+        dob=date(1950 + (seed >> 23) % 50, 1 + (seed >> 29) % 12, 1 + (seed >> 33) % 28),
+        person=PEOPLE[language][(seed >> 37) % len(PEOPLE[language])],
+        iso_record=bool((seed >> 41) % 2),
+    )
+
+
+def _record(domain: Domain, facts: Facts) -> dict[str, Any]:
+    when: dict[str, Any] = (
+        {"start": datetime.combine(facts.day, facts.moment).isoformat()}
+        if facts.iso_record
+        else {"date": facts.day.isoformat(), "time": facts.moment.strftime("%H:%M")}
+    )
+    return {
+        "reference": facts.reference,
+        **when,
+        "amount": facts.amount,
+        "currency": domain.currency,
+        domain.role: facts.person,
+        "status": "confirmed",
+    }
+
+
+def _answer(domain: Domain, language: str, variant: str, facts: Facts) -> str:
+    """The final answer: every value true but the one the variant changes."""
+    day, moment, amount, reference = facts.day, facts.moment, facts.amount, facts.reference
+    if variant == "wrong_date":
+        day += timedelta(days=1)
+    elif variant == "wrong_time":
+        moment = time((moment.hour + 1) % 24, moment.minute)
+    elif variant == "wrong_amount":
+        amount += 5 if amount < 100 else 40
+    elif variant == "wrong_reference":
+        prefix, digits = reference.split("-")
+        reference = f"{prefix}-{_transpose(digits)}"
+    style = "medium" if variant == "other_format" else "long"
+    date_text = _date_text(language, day, style)
+    if variant == "relative_day":
+        date_text = f"{_relative_phrase(language, facts.today, day)}, {date_text}"
+    elif variant == "wrong_relative_day":
+        # The day said relatively only, one day off: nothing else names the date.
+        date_text = _relative_phrase(language, facts.today, day + timedelta(days=1))
+    template = ANSWERS[language][1 if variant == "paraphrase" else 0]
+    return template.format(
+        noun=domain.nouns[language],
+        ref=reference,
+        date=date_text,
+        time=_time_text(language, moment, "24h" if variant == "other_format" else "short"),
+        person=facts.person,
+        amount=_plain(format_currency(amount, domain.currency, locale=language)),
+    )
+
+
+def _tools(domain: Domain) -> tuple[ToolSpec, ...]:
+    return (
+        ToolSpec(
+            "verify_member",
+            "Verify a member by id and date of birth.",
+            schema({"member_id": {"type": "string"}, "date_of_birth": {"type": "string"}}),
+        ),
+        ToolSpec(
+            domain.tool,
+            f"Look up a {domain.nouns['en']} by its reference.",
+            schema({"reference": {"type": "string"}}),
+        ),
+    )
+
+
+def record_session(domain: Domain, language: str, variant: str, n: int) -> tuple[list[str], Truth]:
+    """One session's OTLP/JSON lines and its truth."""
+    facts = _facts(domain, language, variant, n)
+    sid = f"{domain.name}-{language}-{variant}-{n}"
+    session = Session(sid, fixed_resource(f"{domain.name}-agent"), epoch_ns(2026, 5, 7, 9, 0))
+    agent = GenAIAgent(session, sid, "gpt-4o", _tools(domain))
+    member = _transpose(facts.member) if variant == "wrong_argument" else facts.member
+    verify = ToolCall(
+        "call_verify",
+        "verify_member",
+        {"member_id": member, "date_of_birth": facts.dob.isoformat()},
+        spaced({"verified": True}),
+    )
+    lookup = ToolCall(
+        "call_lookup",
+        domain.tool,
+        {"reference": facts.reference},
+        spaced(_record(domain, facts)),
+    )
+    question = QUESTIONS[language].format(
+        noun=domain.nouns[language],
+        ref=facts.reference,
+        member=facts.member,
+        dob=_date_text(language, facts.dob, "long"),
+    )
+    weekday = facts.today.strftime("%A")
+    history: list[dict[str, Any]] = [
+        message(
+            "system",
+            text_part(
+                f"You are the {domain.name.replace('_', ' ')} assistant. "
+                f"Today is {facts.today.isoformat()} ({weekday}). Answer in the user's language."
+            ),
+        ),
+        message("user", text_part(question)),
+    ]
+    with agent.invoke_agent(f"{domain.name}_agent", root=True):
+        history.append(agent.chat(history, calls=[verify]))
+        with agent.execute_tool(verify):
+            pass
+        history += tool_messages([verify])
+        if variant == "retry":
+            failed = ToolCall(
+                "call_lookup_0",
+                domain.tool,
+                {"reference": facts.reference},
+                "",
+                error=TimeoutError("upstream timed out"),
+            )
+            history.append(agent.chat(history, calls=[failed]))
+            with agent.execute_tool(failed):
+                pass
+            history.append(
+                message(
+                    "tool",
+                    {
+                        "type": "tool_call_response",
+                        "id": failed.id,
+                        "response": "error: upstream timed out",
+                    },
+                )
+            )
+        history.append(agent.chat(history, calls=[lookup]))
+        with agent.execute_tool(lookup):
+            pass
+        history += tool_messages([lookup])
+        agent.chat(history, text=_answer(domain, language, variant, facts))
+    wrong = variant in WRONG
+    kind, name = ("tool_call", "verify_member") if variant == "wrong_argument" else ("answer", None)
+    truth = Truth(
+        sid, domain.name, language, variant, wrong, kind if wrong else None, name if wrong else None
+    )
+    return session.lines(), truth
+
+
+def natural_case(domain: Domain, language: str, variant: str, n: int) -> dict[str, Any]:
+    """The cases-file row a team would write: the record's facts by name, an English key point."""
+    facts = _facts(domain, language, variant, n)
+    return {
+        "session_id": f"{domain.name}-{language}-{variant}-{n}",
+        "type": "happy",
+        "facts": {
+            "date": facts.day.isoformat(),
+            "time": facts.moment.strftime("%H:%M"),
+            "reference": facts.reference,
+        },
+        "key_points": [
+            f"{domain.nouns['en']} on {_date_text('en', facts.day, 'long')} "
+            f"at {facts.moment.strftime('%H:%M')}"
+        ],
+    }
+
+
+def generate(out: Path, per_variant: int = 1, domains: tuple[Domain, ...] = DOMAINS) -> list[Truth]:
+    """Write ``traces.otlp.jsonl``, ``cases.jsonl`` and ``truth.jsonl`` under ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    lines: list[str] = []
+    cases: list[dict[str, Any]] = []
+    truths: list[Truth] = []
+    for domain in domains:
+        for language in LANGUAGES:
+            for variant in VARIANTS:
+                for n in range(per_variant):
+                    spans, truth = record_session(domain, language, variant, n)
+                    lines += spans
+                    truths.append(truth)
+                    cases.append(natural_case(domain, language, variant, n))
+    write_lines(out / "traces.otlp.jsonl", lines)
+    (out / "cases.jsonl").write_text(
+        "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases), encoding="utf-8"
+    )
+    (out / "truth.jsonl").write_text(
+        "".join(json.dumps(t.__dict__, ensure_ascii=False) + "\n" for t in truths),
+        encoding="utf-8",
+    )
+    return truths
