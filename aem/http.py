@@ -49,22 +49,52 @@ _DEADLINE_SLACK_SECONDS = 0.05
 Failure = Literal["unreachable", "status", "deadline", "too_large", "malformed", "closed"]
 
 
+# A ``Retry-After`` further ahead than this is no pause a server means (a year 9999, a
+# broken clock): it is ignored, and the policy's own schedule used instead.
+RETRY_AFTER_HORIZON_SECONDS = 3600.0
+
+
 def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
     """A ``Retry-After`` header (seconds, or an HTTP date) as seconds to wait from ``now``
-    (``time.time()``); ``None`` when absent or unreadable."""
-    if not value:
+    (``time.time()``); ``None`` — the header ignored — when absent, unreadable, not a
+    finite number, in the past, or further ahead than :data:`RETRY_AFTER_HORIZON_SECONDS`.
+
+    This is the one reader of the header: it never raises, whatever a server sends (a
+    date in the year 99999999999999999999 overflows every date type; it is ignored)."""
+    if not value or len(value) > 200:
         return None
+    seconds: float | None
     try:
         seconds = float(value)
     except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
-            return None
+        seconds = _date_seconds(value, time.time() if now is None else now)
+    if seconds is None or not 0 <= seconds <= RETRY_AFTER_HORIZON_SECONDS:
+        return None  # NaN, infinite, negative (a past date) or far ahead: no answer
+    return seconds
+
+
+def _date_seconds(value: str, now: float) -> float | None:
+    """An HTTP date as seconds after ``now``; ``None`` when it is no date a clock holds."""
+    try:
+        when = email.utils.parsedate_to_datetime(value)
         if when.tzinfo is None:  # "-0000": a UTC time by RFC 5322
             when = when.replace(tzinfo=UTC)
-        seconds = when.timestamp() - (time.time() if now is None else now)
-    return max(0.0, seconds) if seconds == seconds else None  # NaN is no answer
+        return when.timestamp() - now
+    except (TypeError, ValueError, IndexError, OverflowError, OSError):
+        return None
+
+
+def redirect_detail(status: int, headers: httpx.Headers) -> str:
+    """What a redirect said: AEM does not follow one (a token must not go where the
+    configuration did not send it), so the message names where it pointed."""
+    location = headers.get("location")
+    if not 300 <= status < 400 or location is None:
+        return ""
+    shown = location[:300].encode("unicode_escape").decode("ascii")
+    return (
+        f"; it redirects to {shown!r} (Location), which AEM does not follow: "
+        "configure that URL instead"
+    )
 
 
 @dataclass(frozen=True)
@@ -74,8 +104,10 @@ class RetryPolicy:
     ``attempts`` counts the first try. The pause before retry ``n`` is
     ``backoff_seconds * 2 ** (n - 1)`` give or take ``jitter`` (a fraction), never more
     than ``max_backoff_seconds``; a ``Retry-After`` the server sent replaces it, capped the
-    same way. ``retry_deadline`` asks again after an attempt cut at its deadline (a judge
-    may have been slow once; a backend page that took the whole deadline would again).
+    same way (one :func:`retry_after_seconds` has already ignored a value that overflows,
+    lies in the past or too far ahead). ``retry_deadline`` asks again after an attempt cut
+    at its deadline (a judge may have been slow once; a backend page that took the whole
+    deadline would again).
     """
 
     attempts: int = 3
@@ -177,7 +209,7 @@ class Response:
         return HttpError(
             self.target,
             "status",
-            f"answered {self.status}: {self.text()}",
+            f"answered {self.status}: {self.text()}{redirect_detail(self.status, self.headers)}",
             status=self.status,
             received=len(self.body),
             body=bytes(self.body[:ERROR_BODY_BYTES]),

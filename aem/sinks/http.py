@@ -15,6 +15,7 @@ bounded retries, :mod:`aem.sinks.delivery`), so by default a request here is tri
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from urllib.parse import urlsplit
 
 from aem.http import HttpClient, HttpError, Response, RetryPolicy, shut_socket
@@ -27,6 +28,9 @@ __all__ = ["BoundedHttp", "Response", "ResponseRefused", "shut_socket"]
 DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024
 # The sink's caller retries the batch: a request inside a delivery is tried once.
 ONCE = RetryPolicy(attempts=1)
+# The longest pause between two tries of one request, for every sink alike, a server's
+# ``Retry-After`` included: a delivery waits seconds on a busy downstream, not minutes.
+MAX_PAUSE_SECONDS = 5.0
 
 
 class ResponseRefused(DeliveryError):
@@ -75,7 +79,9 @@ class BoundedHttp:
             base_url,
             deadline_seconds=deadline_seconds,
             max_body_bytes=max_response_bytes,
-            retry=retry,
+            retry=replace(
+                retry, max_backoff_seconds=min(retry.max_backoff_seconds, MAX_PAUSE_SECONDS)
+            ),
             headers={"User-Agent": "aem-sink", **(headers or {})},
             limit_names=("timeout_seconds", "max_response_bytes"),
         )

@@ -276,3 +276,33 @@ def test_bad_bound_settings_are_refused() -> None:
     ):
         code, _, err, _ = audit(f"phoenix://127.0.0.1:1/default?{query}")
         assert code == 2 and said in err, err
+
+
+def busy(retry_after: str) -> Any:
+    """A 503 carrying ``retry_after`` as its ``Retry-After`` header."""
+
+    def answer(handler: Any) -> None:
+        handler.send_response(503)
+        handler.send_header("Retry-After", retry_after)
+        handler.send_header("Content-Length", "4")
+        handler.end_headers()
+        handler.wfile.write(b"busy")
+
+    return answer
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["Mon, 01 Jan 99999999999999999999 00:00:00 GMT", "Fri, 31 Dec 9999 23:59:59 GMT"],
+    ids=["overflowing", "far-future"],
+)
+def test_a_hostile_retry_after_on_the_first_page_is_exit_2_naming_the_backend(
+    phoenix: FakePhoenix, value: str
+) -> None:
+    """Was: OverflowError, exit 3 (and a far-future date waited the longest pause)."""
+    phoenix.hostile[1] = busy(value)
+    code, report, err, seconds = audit(phoenix.url())
+    assert code == 2 and report == {}, err
+    assert "OverflowError" not in err and "Traceback" not in err
+    assert f"127.0.0.1:{phoenix.port}" in err and "answered 503: busy" in err
+    assert seconds < 30  # the source's own backoff, not the header's

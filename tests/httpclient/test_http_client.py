@@ -143,9 +143,47 @@ def test_retry_after_is_honoured_in_seconds_and_as_a_date() -> None:
     assert answer.status == 200 and 1.0 <= waited < 2.0  # not the 0.01 s backoff
     later = formatdate(1_000_030, usegmt=True)
     assert retry_after_seconds(later, now=1_000_000) == pytest.approx(30)
-    assert retry_after_seconds("-5") == 0.0 and retry_after_seconds("soon") is None
+    assert retry_after_seconds("soon") is None
     # Capped: a server asking for an hour gets max_backoff_seconds.
     assert RetryPolicy(max_backoff_seconds=2.0).delay(1, retry_after=3600) == 2.0
+
+
+HOSTILE_RETRY_AFTER = [
+    "Mon, 01 Jan 99999999999999999999 00:00:00 GMT",  # overflows every date type
+    "Fri, 31 Dec 9999 23:59:59 GMT",  # far ahead
+    "Thu, 01 Jan 1970 00:00:00 GMT",  # in the past
+    "1e999",  # infinite
+    "nan",
+    "-5",
+    "9" * 400,
+]
+
+
+@pytest.mark.parametrize("value", HOSTILE_RETRY_AFTER)
+def test_a_hostile_retry_after_is_ignored_never_raised(value: str) -> None:
+    """On a 503 (read for the pause) and on a 500 (read only for the message): the
+    request ends as the policy's own schedule says, with the answer's error."""
+    waits: list[float] = []
+    policy = RetryPolicy(attempts=3, backoff_seconds=0.01, jitter=0.0, sleep=waits.append)
+    with (
+        scripted(status(503, b"busy", Retry_After=value)) as server,
+        client(server.url, retry=policy) as http,
+        pytest.raises(HttpError) as raised,
+    ):
+        http.request("GET", "/v1/spans")
+    assert (raised.value.status, raised.value.retry_after, server.requests) == (503, None, 3)
+    assert waits == [0.01, 0.02]  # the policy's own backoff, not the header's
+    with scripted(status(500, b"broken", Retry_After=value)) as server, client(server.url) as h:
+        error = h.request("GET", "/").error()
+    assert error.status == 500 and error.retry_after is None and "broken" in str(error)
+
+
+def test_a_redirect_error_names_its_location() -> None:
+    moved = "https://elsewhere.example/v1/spans?project=p%C3%A9"
+    with scripted(status(302, b"", Location=moved)) as server, client(server.url) as http:
+        error = http.request("GET", "/v1/spans").error()
+    assert error.status == 302 and server.requests == 1  # not followed
+    assert f"redirects to '{moved}' (Location)" in str(error)
 
 
 def test_a_400_is_returned_not_retried() -> None:
@@ -281,3 +319,17 @@ def test_close_ends_a_retry_after_pause() -> None:
             http.request("GET", "/busy")
         assert time.monotonic() - started < 2
     assert raised.value.kind == "closed" and server.requests == 1
+
+
+def test_every_sink_pauses_at_most_the_same_cap_whatever_retry_after_asks() -> None:
+    from aem.sinks.base import DeliveryError
+    from aem.sinks.http import MAX_PAUSE_SECONDS, BoundedHttp
+
+    waits: list[float] = []
+    policy = RetryPolicy(attempts=3, max_backoff_seconds=60.0, sleep=waits.append)
+    with scripted(status(503, b"busy", Retry_After="50")) as server:
+        http = BoundedHttp(server.url, deadline_seconds=5.0, retry=policy, what="mlflow")
+        with pytest.raises(DeliveryError, match="answered 503: busy"):
+            http.request("GET", "/api")
+        http.close()
+    assert waits == [MAX_PAUSE_SECONDS] * 2
