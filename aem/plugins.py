@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import io
 import sys
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
@@ -39,6 +41,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 Build = Callable[[Any, BaseModel, Any], Any]
+
+# The distribution AEM ships as: its entry points are the built-ins, whose names no other
+# distribution may take.
+BUILTIN_DISTRIBUTION = "aem"
+# How a refusal of a plug-in taking a built-in's name begins.
+_IMPOSTOR = "takes the built-in name"
+# What is kept of the output a plug-in printed while it failed to load, for the message.
+_PRINTED_CHARS = 300
 
 
 class NoPluginSettings(BaseModel):
@@ -54,6 +64,9 @@ class PluginError(ValueError):
     def __init__(self, kind: str, entry_point: str, origin: str, problem: str) -> None:
         super().__init__(f"{kind} plug-in {entry_point!r} from {origin}: {problem}")
         self.kind, self.entry_point, self.origin, self.problem = kind, entry_point, origin, problem
+        self.impostor = problem.startswith(_IMPOSTOR)
+        # The built-in name an impostor claimed (its entry point may be named otherwise).
+        self.claimed = problem.split("'", 2)[1] if self.impostor else None
 
     @property
     def module(self) -> str:
@@ -225,6 +238,7 @@ class Plugin:
     entry_point: str
     module: str
     distribution: str
+    builtin: bool = False  # served by AEM's own distribution
 
     @property
     def origin(self) -> str:
@@ -260,6 +274,11 @@ class Loaded:
         return [p.name for p in self.plugins]
 
     def get(self, name: str) -> Plugin | None:
+        """The plug-in ``name``, or None; a name another distribution also declared is its
+        refusal (:class:`PluginError`), so a run never goes on as if nothing happened."""
+        for error in self.errors:
+            if error.impostor and name in (error.entry_point, error.claimed):
+                raise error
         return next((p for p in self.plugins if p.name == name), None)
 
     def require(self, name: str, asked_by: str) -> Plugin:
@@ -287,19 +306,58 @@ def _origin(ep: EntryPoint) -> tuple[str, str]:
     return ep.module, where
 
 
-def checked(kind: PluginKind, obj: Any, ep_name: str, module: str, dist: str) -> Plugin:
+def _builtin(ep: EntryPoint) -> bool:
+    dist = getattr(ep, "dist", None)
+    name = getattr(dist, "name", None) or ""
+    return name.lower().replace("_", "-") == BUILTIN_DISTRIBUTION
+
+
+def _shown(text: str) -> str:
+    """A plug-in's own words, on one line, control characters escaped."""
+    flat = " ".join(text.split())[:_PRINTED_CHARS]
+    return flat.encode("unicode_escape").decode("ascii")
+
+
+def contained(load: Callable[[], Any]) -> Any:
+    """``load()`` (a plug-in's import), contained: what it prints goes to standard error,
+    never to the standard output a report is written on; anything it raises — a
+    ``SystemExit`` from ``sys.exit`` or from an ``argparse`` reading AEM's arguments
+    included — becomes a :class:`ValueError` saying what it was and what it printed.
+    Only a ``KeyboardInterrupt`` passes: a user's Ctrl-C stops AEM."""
+    printed = io.StringIO()
+    try:
+        with redirect_stdout(printed), redirect_stderr(printed):
+            obj = load()
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # a plug-in must not end or silence AEM
+        what = (
+            f"exited while being imported (SystemExit: {exc.code!r})"
+            if isinstance(exc, SystemExit)
+            else f"cannot be loaded: {type(exc).__name__}: {exc}"
+        )
+        said = printed.getvalue().strip()
+        raise ValueError(f"{what}; it printed: {_shown(said)}" if said else what) from exc
+    if printed.getvalue():
+        sys.stderr.write(printed.getvalue())
+    return obj
+
+
+def checked(
+    kind: PluginKind, obj: Any, ep_name: str, module: str, dist: str, *, builtin: bool = False
+) -> Plugin:
     """``obj`` checked against the kind's shape (a class instantiated where the kind
     says so); the one place a plug-in's shape is judged."""
     origin = f"{module} ({dist})"
     if kind.instantiate and isinstance(obj, type):
         try:
-            obj = obj()
-        except Exception as exc:
+            obj = contained(obj)
+        except ValueError as exc:
             raise PluginError(kind.kind, ep_name, origin, f"cannot be created: {exc}") from exc
     problem = kind.problem(obj)
     if problem is not None:
         raise PluginError(kind.kind, ep_name, origin, problem)
-    return Plugin(kind, getattr(obj, kind.identity), obj, ep_name, module, dist)
+    return Plugin(kind, getattr(obj, kind.identity), obj, ep_name, module, dist, builtin)
 
 
 def load_entry_points(kind: PluginKind, found: Iterable[EntryPoint]) -> Loaded:
@@ -307,40 +365,64 @@ def load_entry_points(kind: PluginKind, found: Iterable[EntryPoint]) -> Loaded:
 
     A second plug-in declaring a name already taken is an error of its own (the first
     keeps the name); the same entry point seen twice (a distribution on the path twice)
-    is read once.
+    is read once. AEM's own plug-ins are loaded first and keep their names whatever the
+    order of the path: another distribution declaring a built-in's name is refused before
+    its module is imported (it would otherwise win or lose by directory order, and a
+    span source named ``phoenix`` would be handed ``PHOENIX_API_KEY``).
     """
+    points = list({(ep.name, ep.value): ep for ep in found}.values())
+    builtin_names = {ep.name for ep in points if _builtin(ep)}
     plugins: dict[str, Plugin] = {}
+    place: dict[str, int] = {}  # a plug-in's place in the group, kept in what is loaded
     errors: list[PluginError] = []
-    seen: set[tuple[str, str]] = set()
-    for ep in found:
-        if (ep.name, ep.value) in seen:
-            continue
-        seen.add((ep.name, ep.value))
-        module, dist = _origin(ep)
+    others = [n for n, ep in enumerate(points) if not _builtin(ep)]
+    for n in [*(n for n, ep in enumerate(points) if _builtin(ep)), *others]:
         try:
-            obj = ep.load()
-        except Exception as exc:
-            problem = f"cannot be loaded: {type(exc).__name__}: {exc}"
-            errors.append(PluginError(kind.kind, ep.name, f"{module} ({dist})", problem))
-            continue
-        try:
-            plugin = checked(kind, obj, ep.name, module, dist)
+            plugin = _load_one(kind, points[n], builtin_names, plugins)
         except PluginError as exc:
             errors.append(exc)
             continue
-        taken = plugins.get(plugin.name)
-        if taken is not None:
-            errors.append(
-                PluginError(
-                    kind.kind,
-                    ep.name,
-                    plugin.origin,
-                    f"declares the name {plugin.name!r}, already taken by {taken.origin}",
-                )
-            )
-            continue
-        plugins[plugin.name] = plugin
-    return Loaded(kind, tuple(plugins.values()), tuple(errors))
+        plugins[plugin.name], place[plugin.name] = plugin, n
+        if plugin.builtin:
+            builtin_names.add(plugin.name)
+    ordered = sorted(plugins.values(), key=lambda p: place[p.name])
+    return Loaded(kind, tuple(ordered), tuple(errors))
+
+
+def _load_one(
+    kind: PluginKind, ep: EntryPoint, builtin_names: set[str], plugins: Mapping[str, Plugin]
+) -> Plugin:
+    """One entry point loaded, contained and checked, or the :class:`PluginError` that
+    says why not."""
+    module, dist = _origin(ep)
+    origin, builtin = f"{module} ({dist})", _builtin(ep)
+    if not builtin and ep.name in builtin_names:
+        raise PluginError(kind.kind, ep.name, origin, _impostor(ep.name, plugins.get(ep.name)))
+    try:
+        obj = contained(ep.load)
+    except ValueError as exc:
+        raise PluginError(kind.kind, ep.name, origin, str(exc)) from exc
+    declared = getattr(obj, kind.identity, None)
+    if not builtin and isinstance(declared, str) and declared in builtin_names:
+        raise PluginError(kind.kind, ep.name, origin, _impostor(declared, plugins.get(declared)))
+    plugin = checked(kind, obj, ep.name, module, dist, builtin=builtin)
+    taken = plugins.get(plugin.name)
+    if taken is not None:
+        raise PluginError(
+            kind.kind,
+            ep.name,
+            plugin.origin,
+            f"declares the name {plugin.name!r}, already taken by {taken.origin}",
+        )
+    return plugin
+
+
+def _impostor(name: str, builtin: Plugin | None) -> str:
+    served = f" ({builtin.module}, {builtin.distribution})" if builtin is not None else ""
+    return (
+        f"{_IMPOSTOR} {name!r}{served}; refused: a built-in's "
+        "name cannot be taken by another distribution (give the plug-in a name of its own)"
+    )
 
 
 @cache
@@ -368,9 +450,11 @@ def from_reference(kind: PluginKind, reference: str, asked_by: str) -> Plugin:
     if not attribute:
         raise PluginError(kind.kind, reference, origin, "must be written 'module:attribute'")
     try:
-        obj = getattr(importlib.import_module(module), attribute)
-    except (ImportError, AttributeError) as exc:
+        obj = getattr(contained(lambda: importlib.import_module(module)), attribute)
+    except AttributeError as exc:
         raise PluginError(kind.kind, reference, origin, f"cannot be loaded: {exc}") from exc
+    except ValueError as exc:
+        raise PluginError(kind.kind, reference, origin, str(exc)) from exc
     return checked(kind, obj, reference, module, f"configured in {asked_by}")
 
 
@@ -415,6 +499,7 @@ __all__ = [
     "PluginKind",
     "UnknownPlugin",
     "checked",
+    "contained",
     "every_loaded",
     "from_reference",
     "load",

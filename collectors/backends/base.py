@@ -20,6 +20,7 @@ source is read by start time with an overlap and a set of spans already seen.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import import_module
@@ -163,6 +164,19 @@ class OpenerSource:
         return open_url(services.url, services.environ)
 
 
+# Environment variables that hold a credential: lent only to AEM's own sources and to a
+# source the configuration names in a ``[sources.<scheme>]`` table.
+_SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE", re.I)
+
+
+def lent_environ(environ: Mapping[str, str], trusted: bool) -> Mapping[str, str]:
+    """The environment a source is given: all of it when ``trusted``; otherwise without
+    the variables that name a credential (``PHOENIX_API_KEY``, ``MLFLOW_TRACKING_TOKEN``…)."""
+    if trusted:
+        return environ
+    return {name: value for name, value in environ.items() if not _SECRET.search(name)}
+
+
 # Sources registered in this process by a host application (``register_scheme``); a
 # package registers its own in the ``aem.sources`` entry-point group instead.
 _OPENERS: dict[str, Opener] = {}
@@ -177,9 +191,10 @@ def register_scheme(scheme: str, opener: Opener) -> None:
 def open_source(
     url: str, environ: Mapping[str, str], settings: Mapping[str, BaseModel] | None = None
 ) -> SpanSource:
-    """The source for ``url``; ``environ`` supplies tokens (never the URL itself);
-    ``settings`` are the checked ``[sources.<scheme>]`` tables (none: each source's
-    defaults)."""
+    """The source for ``url``; ``environ`` supplies tokens (never the URL itself) — to
+    AEM's own sources, and to another distribution's only when the configuration names it
+    in a ``[sources.<scheme>]`` table; ``settings`` are those checked tables (none: each
+    source's defaults)."""
     parts = urlsplit(url)
     scheme = parts.scheme.split("+", 1)[0]
     if scheme in _OPENERS:
@@ -194,6 +209,8 @@ def open_source(
         raise BackendError(
             f"unknown trace source {url!r}: expected one of {known}://HOST:PORT/NAME"
         )
-    chosen = plugin.settings((settings or {}).get(scheme))
-    source: SpanSource = plugin.build(chosen, SourceServices(parts, environ))
+    configured = settings or {}
+    chosen = plugin.settings(configured.get(scheme))
+    lent = lent_environ(environ, plugin.builtin or scheme in configured)
+    source: SpanSource = plugin.build(chosen, SourceServices(parts, lent))
     return source
