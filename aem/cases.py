@@ -23,6 +23,9 @@ class ExpectedToolCall(BaseModel):
 
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
+    # A look-up the agent may skip (it already knew the value): not made, it is "not
+    # required"; made, it is matched like any other call.
+    optional: bool = False
 
 
 class Case(BaseModel):
@@ -38,6 +41,11 @@ class Case(BaseModel):
     expected_tool_calls: list[ExpectedToolCall] | None = None
     order: list[tuple[int, int]] = Field(default_factory=list)
     match_tools: list[str] | None = None
+    # What the tools do, when their names do not say it (aem.matching.effects), and this
+    # case's own [matching] extra_calls.
+    read_only_tools: list[str] = Field(default_factory=list)
+    state_changing_tools: list[str] = Field(default_factory=list)
+    extra_calls: Literal["fail", "writes", "allow"] | None = None
     facts: dict[str, Any] = Field(default_factory=dict)
 
     @property

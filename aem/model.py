@@ -475,6 +475,9 @@ class Session:
     spans: list[SpanRecord]
     turns: list[Turn] = field(default_factory=list)
     tool_definitions: dict[str, Any] = field(default_factory=dict)
+    # Each declared tool's annotations (MCP ``readOnlyHint``, ``destructiveHint``), when
+    # the trace gives them: what the tool says it does (aem.matching.effects).
+    tool_annotations: dict[str, Any] = field(default_factory=dict)
     user_inputs: list[str] = field(default_factory=list)
     issues: list[InputIssue] = field(default_factory=list)
     cut: bool = False

@@ -368,3 +368,53 @@ STATE_CHANGING_VERBS = frozenset(
         *("assign", "schedule", "grant", "revoke", "activate", "deactivate", "unlock"),
     }
 )
+
+# --- what a tool's name says it does -------------------------------------------------------
+# Read or write, by the verb of a tool's name (aem.matching.effects): a call the case does
+# not list passes tool_choice when its tool only reads. Ordinary verbs only, no tool name
+# of any benchmark. A verb in neither list leaves the tool unknown, and an unknown tool is
+# judged as one that writes: a false "it only reads" would hide a booking nobody asked for.
+TOOL_READ_VERBS = frozenset(
+    {
+        *("get", "list", "search", "find", "fetch", "read", "lookup", "query", "show"),
+        *("describe", "count", "calculate", "compute", "check", "view", "browse", "retrieve"),
+        *("inspect", "preview", "peek", "locate", "explain", "summarize", "summarise"),
+        *("validate", "verify", "estimate", "compare", "convert", "extract", "parse"),
+        *("analyze", "analyse", "filter", "display", "discover", "explore", "measure"),
+        *("is", "has", "exists"),
+        # shell commands that only read
+        *("ls", "pwd", "du", "df", "cat", "grep", "head", "tail", "wc", "stat", "tree"),
+        *("whoami", "diff"),
+    }
+)
+TOOL_WRITE_VERBS = STATE_CHANGING_VERBS | {
+    *("put", "post", "patch", "append", "replace", "overwrite", "rename", "merge", "commit"),
+    *("push", "publish", "deploy", "install", "uninstall", "purge", "clear", "drop"),
+    *("truncate", "archive", "restore", "attach", "detach", "link", "unlink", "invite"),
+    *("share", "comment", "reply", "forward", "notify", "email", "purchase", "buy", "sell"),
+    *("trade", "checkout", "subscribe", "unsubscribe", "follow", "unfollow", "block", "ban"),
+    *("close", "lock", "mark", "flag", "tag", "star", "pin", "upgrade", "downgrade"),
+    *("rebook", "reschedule", "renew", "charge", "withdraw", "deposit", "invest", "sign"),
+    *("logout", "import", "increment", "decrement", "allocate", "claim", "accept", "reject"),
+    *("decline", "dismiss", "resolve", "enroll", "join", "leave", "unregister", "vote"),
+    *("start", "stop", "restart", "terminate", "launch", "kill", "revert", "rollback"),
+    *("tweet", "retweet", "release", "suspend", "resume"),
+    # shell commands that change files
+    *("mkdir", "rmdir", "rm", "mv", "cp", "touch", "chmod", "chown", "ln"),
+}
+# Two words read as one verb: "look up" reads, "check in" books a seat. A read verb
+# followed by another particle ("get_out") leaves the tool unknown.
+TOOL_PHRASAL_READ = frozenset({("look", "up"), ("find", "out")})
+TOOL_PHRASAL_WRITE = frozenset(
+    {
+        *(("check", "in"), ("check", "out"), ("sign", "in"), ("sign", "up"), ("sign", "out")),
+        *(("log", "in"), ("log", "out"), ("set", "up"), ("opt", "in"), ("opt", "out")),
+        *(("top", "up"), ("back", "up"), ("clean", "up"), ("shut", "down"), ("turn", "on")),
+        *(("turn", "off"), ("pay", "off"), ("roll", "back"), ("pick", "up"), ("drop", "off")),
+    }
+)
+TOOL_VERB_PARTICLES = frozenset({"in", "out", "up", "off", "on", "over", "down", "back"})
+# Words joining two actions in one name ("get_or_create"): every verb after one counts.
+TOOL_NAME_CONJUNCTIONS = frozenset({"and", "or", "then", "plus"})
+# Words before the verb that do not change what it does ("try_book", "batch_get").
+TOOL_VERB_MODIFIERS = frozenset({"try", "batch", "bulk", "async", "safe", "do", "maybe"})

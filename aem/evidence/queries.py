@@ -22,6 +22,7 @@ from aem.compare.settings import CompareSettings
 from aem.evidence.support import IndexedSeenValues, SeenValues, ValueIndex
 from aem.graph import Ancestry, TurnGraph
 from aem.matching import ActualCall, ToolSetMatch, match_tool_calls
+from aem.matching.effects import DeclaredEffects, ToolEffects
 from aem.matching.settings import MatchSettings
 from aem.model import Session, Turn, TurnKind
 from aem.sessioncache import SessionCache, Slot
@@ -118,6 +119,10 @@ def match_session(
     expected = case.expected_tool_calls
     kept = [i for i, c in enumerate(expected) if scope is None or c.name in scope]
     position = {original: new for new, original in enumerate(kept)}
+    if case.extra_calls is not None and case.extra_calls != settings.extra_mode:
+        settings = settings.model_copy(
+            update={"extra_calls": case.extra_calls, "extra_calls_fail": None}
+        )
     match = match_tool_calls(
         [expected[i].model_dump() for i in kept],
         actual,
@@ -127,8 +132,23 @@ def match_session(
         match_tools=case.match_tools,
         comparator=comparator,
         settings=settings,
+        effects=tool_effects(session, case, settings),
+        optional=[new for new, original in enumerate(kept) if expected[original].optional],
     )
     return SessionMatch(match, turns, kept, expected)
+
+
+def tool_effects(session: Session, case: Case | None, settings: MatchSettings) -> ToolEffects:
+    """What each tool does, by the case, then ``[matching]``, then the tools' annotations
+    in the trace, then their names (:mod:`aem.matching.effects`)."""
+    declared = [
+        DeclaredEffects("[matching]", settings.read_only_tools, settings.state_changing_tools)
+    ]
+    if case is not None:
+        declared.insert(
+            0, DeclaredEffects("the case's", case.read_only_tools, case.state_changing_tools)
+        )
+    return ToolEffects(declared, session.tool_annotations)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from aem.compare.core import SemanticComparator, default_comparator
 from aem.compare.structured import maybe_json
 from aem.matching.assign import assign_block
 from aem.matching.cost import ArgumentJudge, CallRules, argument_mismatches
+from aem.matching.effects import NO_DECLARATIONS, ToolEffect, ToolEffects
 from aem.matching.order import order_violations
 from aem.matching.result import ActualCall, ArgumentMismatch, MatchedPair, ToolSetMatch
 from aem.matching.settings import MatchSettings
@@ -49,13 +50,19 @@ def match_tool_calls(
     match_tools: Collection[str] | None = None,
     comparator: SemanticComparator | None = None,
     settings: MatchSettings | None = None,
+    effects: ToolEffects | None = None,
+    optional: Collection[int] = (),
 ) -> ToolSetMatch:
     """Match the case's expected calls to the agent's calls as multisets.
 
     Pairs are only ever made between calls to the same tool; among those the pairing
     is optimal (fewest wrong arguments over the most pairs). ``order`` pairs
-    ``[before, after]`` (expected indexes) are checked on that pairing. With
-    ``match_tools``, only calls to those tools can be extra; other calls are free.
+    ``[before, after]`` (expected indexes) are checked on that pairing; nothing else
+    is ordered, so look-ups move freely. With ``match_tools``, only calls to those tools
+    can be extra; other calls are free. An extra call passes or fails by
+    ``settings.extra_mode`` and, under ``writes``, by its tool's effect (``effects``:
+    read verbs of its name unless declared otherwise). ``optional`` expected calls (the
+    required minimum is the rest) not made are ``not_required``, not missing.
 
     >>> m = match_tool_calls(
     ...     [{"name": "f", "arguments": {"a": 1}}, {"name": "f", "arguments": {"a": 1, "b": 2}}],
@@ -74,18 +81,53 @@ def match_tool_calls(
     if len(blocks) > 1:
         pairs.sort(key=_by_expected)
         missing.sort()
+    not_required = [i for i in missing if i in optional] if optional else []
+    if not_required:
+        missing = [i for i in missing if i not in optional]
     extra = _extra_calls(actual, set(paired_actual.values()), match_tools)
+    kinds = _extra_effects(actual, extra, effects or NO_DECLARATIONS)
+    allowed = _allowed_extra(extra, kinds, settings.extra_mode)
     misordered = order_violations(order, paired_actual) if order else []
     ok = sum(1 for p in pairs if p.ok)
-    score = ok / len(calls) if calls else 1.0
+    required = len(calls) - len(not_required)
+    score = ok / required if required else 1.0
     passed = (
         score >= settings.pass_threshold
-        and not (extra and settings.extra_calls_fail)
+        and len(allowed) == len(extra)
         and not (misordered and settings.order_violations_fail)
     )
     return ToolSetMatch(
-        pairs, missing, extra, misordered, score, settings.pass_threshold, passed, calls, actual
+        pairs,
+        missing,
+        extra,
+        misordered,
+        min(score, 1.0),
+        settings.pass_threshold,
+        passed,
+        calls,
+        actual,
+        allowed_extra=allowed,
+        extra_effects=kinds,
+        not_required=not_required,
+        extra_mode=settings.extra_mode,
     )
+
+
+def _extra_effects(
+    actual: Sequence[ActualCall], extra: Sequence[int], effects: ToolEffects
+) -> dict[int, ToolEffect]:
+    """Each extra call's tool effect, and what says so."""
+    return {j: effects.of(actual[j].name) for j in extra}
+
+
+def _allowed_extra(extra: Sequence[int], kinds: Mapping[int, ToolEffect], mode: str) -> list[int]:
+    """The extra calls that pass: none under ``fail``, look-ups under ``writes``, all
+    under ``allow``."""
+    if mode == "allow":
+        return list(extra)
+    if mode == "writes":
+        return [j for j in extra if kinds[j].reads]
+    return []
 
 
 def _exact_match(
@@ -126,7 +168,16 @@ def _exact_match(
     # Score 1.0 meets any threshold (pass_threshold <= 1): only the order can fail.
     passed = not (misordered and settings.order_violations_fail)
     return ToolSetMatch(
-        pairs, [], [], misordered, 1.0, settings.pass_threshold, passed, calls, actual
+        pairs,
+        [],
+        [],
+        misordered,
+        1.0,
+        settings.pass_threshold,
+        passed,
+        calls,
+        actual,
+        extra_mode=settings.extra_mode,
     )
 
 

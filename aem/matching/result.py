@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aem.compare.result import short
+from aem.matching.effects import ToolEffect
 
 
 @dataclass(slots=True)
@@ -57,8 +58,11 @@ class OrderViolation:
 class ToolSetMatch:
     """The optimal pairing of expected to actual calls, and the verdict on it.
 
-    ``score`` is the share of expected calls matched with correct arguments (partial
-    credit); ``passed`` also needs no extra call and no order violation (configurable).
+    ``score`` is the share of required expected calls matched with correct arguments
+    (partial credit); ``passed`` also needs no failing extra call and no order violation
+    (configurable). ``extra`` lists every unpaired call, ``allowed_extra`` those of them
+    that pass by ``extra_mode`` (a look-up, under ``writes``), each extra's effect and its
+    source in ``extra_effects``. ``not_required``: optional expected calls not made.
     """
 
     pairs: list[MatchedPair]
@@ -70,6 +74,10 @@ class ToolSetMatch:
     passed: bool
     expected_calls: Sequence[tuple[str, Mapping[str, Any]]] = field(repr=False, default=())
     actual_calls: Sequence[ActualCall] = field(repr=False, default=())
+    allowed_extra: list[int] = field(default_factory=list)
+    extra_effects: Mapping[int, ToolEffect] = field(repr=False, default_factory=dict)
+    not_required: list[int] = field(default_factory=list)
+    extra_mode: str = "fail"
 
     @property
     def wrong_arguments(self) -> list[MatchedPair]:
@@ -86,6 +94,14 @@ class ToolSetMatch:
         inner = ", ".join(f"{k}={short(v, 40)}" for k, v in args.items())
         where = f" in turn {call.ref}" if call.ref else ""
         return f"actual #{j} {call.name}({inner}){where}"
+
+    def _allowed(self, j: int) -> str:
+        if j not in self.allowed_extra:
+            return ""
+        effect = self.extra_effects.get(j)
+        why = f" ({effect.why})" if effect is not None else ""
+        kind = "a look-up" if effect is not None and effect.reads else "any extra call"
+        return f"; allowed: {kind}{why}, extra_calls = {self.extra_mode!r}"
 
     def explanation(self) -> str:
         """One line per finding: missing, extra, misordered, wrong argument; or all matched.
@@ -105,8 +121,10 @@ class ToolSetMatch:
         ]
         for i in self.missing:
             lines.append(f"missing: {self._expected(i)} was never called")
+        for i in self.not_required:
+            lines.append(f"not required: {self._expected(i)} was not called (optional)")
         for j in self.extra:
-            lines.append(f"extra: {self._actual(j)} matches no expected call")
+            lines.append(f"extra: {self._actual(j)} matches no expected call{self._allowed(j)}")
         for v in self.misordered:
             lines.append(
                 f"misordered: {self._expected(v.before)} must come before "

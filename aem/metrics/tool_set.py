@@ -8,6 +8,13 @@ incomplete. Calls the tool rejected with an error changed nothing, so by default
 are judged by ``tool_execution``, not matched (``[matching] count_failed_calls``, a
 setting of the match both metrics share).
 
+A call the case does not list passes when it only looked something up — its tool is
+read-only by the case, ``[matching]``, the tool's definition or its name's verb
+(``aem.matching.effects``) — and the verdict says so, with that source ("extra look-up
+`ls`: allowed (read verb 'ls')"); a call that may change state fails
+(``[matching] extra_calls``: ``fail`` | ``writes`` | ``allow``, a case's own
+``extra_calls`` first). An optional expected call not made is "not required".
+
 ``argument_validity`` also validates every call against the tool's declared JSON
 Schema (``gen_ai.tool.definitions`` or the OpenInference equivalents) with
 ``jsonschema``, case or no case.
@@ -20,6 +27,7 @@ from typing import Any
 
 from aem.cases import ExpectedToolCall
 from aem.evidence import SessionMatch
+from aem.matching.effects import Effect, ToolEffect
 from aem.matching.names import tool_key
 from aem.metrics.base import BaseMetric, MetricContext, NoSettings, result
 from aem.metrics.tool_schema import UnusableSchema, usable_validator
@@ -34,7 +42,8 @@ def _describe(call: ExpectedToolCall) -> str:
 
 
 class ToolChoice(BaseMetric[NoSettings]):
-    """Was every expected call made, no unexpected one, in the declared order."""
+    """Was every required expected call made, no unexpected call that may change state,
+    in the declared order."""
 
     name = TOOL_CHOICE
     precedence = 20
@@ -49,7 +58,7 @@ class ToolChoice(BaseMetric[NoSettings]):
         verdicts: dict[str, MetricResult] = {}
         for verdict in (
             *_made(found),
-            *_extra(found, settings.extra_calls_fail),
+            *_extra(found),
             *_misordered(found, settings.order_violations_fail),
         ):
             verdicts[verdict.turn_id] = verdict
@@ -62,8 +71,11 @@ class ToolChoice(BaseMetric[NoSettings]):
         yield from verdicts.values()
         tried = {i for _, indexes in attempts.values() for i in indexes}
         never = [i for i in found.match.missing if i not in tried]
-        if never and context.final_turn is not None:
-            yield _missing(found, context.final_turn, never)
+        final = context.final_turn
+        if never and final is not None:
+            yield _missing(found, final, never)
+        elif found.match.not_required and final is not None and final.turn_id not in verdicts:
+            yield _not_required(found, final)
 
 
 def _made(found: SessionMatch) -> Iterable[MetricResult]:
@@ -80,24 +92,52 @@ def _made(found: SessionMatch) -> Iterable[MetricResult]:
         )
 
 
-def _extra(found: SessionMatch, fails: bool) -> Iterable[MetricResult]:
-    """A call no expected call pairs with (among ``match_tools``): fails where it was made,
-    unless ``matching.extra_calls_fail`` is off (then said, and passed)."""
-    for index in found.match.extra:
+def _extra(found: SessionMatch) -> Iterable[MetricResult]:
+    """A call no expected call pairs with (among ``match_tools``): passes when the match
+    allowed it — a look-up under ``matching.extra_calls = "writes"``, any call under
+    ``"allow"`` — and says so with why it counted as a look-up; fails otherwise, quoting
+    the call and what makes it a possible change of state."""
+    match = found.match
+    for index in match.extra:
         turn = found.turns[index]
-        why = (
-            f"unexpected call {turn.name}({turn.tool_call.arguments if turn.tool_call else ''})"
-            " — not among the expected calls"
-        )
+        effect = match.extra_effects.get(index)
+        allowed = index in match.allowed_extra
+        why = _extra_reason(turn, effect, allowed, match.extra_mode)
         yield result(
             TOOL_CHOICE,
             turn,
-            Outcome.FAIL if fails else Outcome.PASS,
-            why if fails else f"{why}; allowed (matching.extra_calls_fail = false)",
-            score=0.0 if fails else 1.0,
-            threshold=found.match.threshold,
-            evidence=[Evidence(span_id=turn.span_ids[0], actual=turn.name)],
+            Outcome.PASS if allowed else Outcome.FAIL,
+            why,
+            score=1.0 if allowed else 0.0,
+            threshold=match.threshold,
+            evidence=[
+                Evidence(
+                    span_id=turn.span_ids[0],
+                    actual=turn.name,
+                    detail=effect.why if effect is not None else None,
+                )
+            ],
         )
+
+
+def _extra_reason(turn: Turn, effect: ToolEffect | None, allowed: bool, mode: str) -> str:
+    """The sentence for an extra call: allowed look-up, allowed call, or the failure."""
+    setting = f"matching.extra_calls = {mode!r}"
+    if allowed and effect is not None and effect.reads:
+        return (
+            f"extra look-up `{turn.name}`: allowed ({effect.why}); not among the expected "
+            f"calls ({setting})"
+        )
+    call = f"{turn.name}({turn.tool_call.arguments if turn.tool_call else ''})"
+    if allowed:
+        return f"unexpected call {call} — not among the expected calls; allowed ({setting})"
+    if mode == "fail" or effect is None:
+        kind = setting
+    elif effect.effect is Effect.WRITE:
+        kind = f"it changes state: {effect.why}"
+    else:
+        kind = f"not known to only read: {effect.why}"
+    return f"unexpected call {call} — not among the expected calls ({kind})"
 
 
 def _misordered(found: SessionMatch, fails: bool) -> Iterable[MetricResult]:
@@ -177,6 +217,17 @@ def _missing(found: SessionMatch, final: Turn, indexes: list[int]) -> MetricResu
         f"(matched {match.score:.0%} of expected, threshold {match.threshold:.0%})"
     )
     return _unmade(found, final, why, match.score, calls, None)
+
+
+def _not_required(found: SessionMatch, final: Turn) -> MetricResult:
+    """Optional expected calls (look-ups the agent may skip) that were not made: said, and
+    passed — the required minimum is the rest."""
+    calls = [found.expected_call(i) for i in found.match.not_required]
+    why = (
+        f"optional expected call(s) {', '.join(_describe(c) for c in calls)} not made: "
+        "not required (the case marks them optional)"
+    )
+    return result(TOOL_CHOICE, final, Outcome.PASS, why, score=1.0, threshold=found.match.threshold)
 
 
 def _unmade(

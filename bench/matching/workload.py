@@ -22,7 +22,8 @@ identical_duplicates pass   the same call expected twice and made twice
 order_violation      fail   a declared read-before-write pair made the other way round
 wrong_argument       fail   one value a near miss (1234.5→1243.5, 2025→2026, ORD-42→43)
 missing_call         fail   one expected call never made
-extra_call           fail   one call nobody asked for
+extra_call           fail   one state-changing call nobody asked for (an extra
+                            look-up passes: bench/toolsets measures that)
 duplicate_made_once  fail   the same call expected twice, made once
 ==================== ====== ==========================================================
 """
@@ -286,10 +287,13 @@ def _missing_call(rng: random.Random) -> Trajectory:
     return t
 
 
+_WRITES = ("book_flight", "refund", "send_email", "update_address")
+
+
 def _extra_call(rng: random.Random) -> Trajectory:
     t = _base(rng)
     tools = _tools(rng)
-    name = rng.choice(sorted(tools))
+    name = rng.choice(_WRITES)
     t.actual.insert(rng.randrange(len(t.actual) + 1), {"name": name, "arguments": tools[name]()})
     t.should_pass = False
     return t

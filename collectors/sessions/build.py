@@ -15,6 +15,7 @@ from aem.gcpause import cyclic_gc_paused
 from aem.model import ClosedSession, InputIssue, Session, SpanRecord
 from aem.textindex import PatternFinder
 from collectors.dialects import registry
+from collectors.dialects.annotations import tool_annotations
 from collectors.dialects.base import ModelCall, Operation, ToolRun
 from collectors.limits import DEFAULT_MAX_SESSION_TURNS
 from collectors.sessions.contexts import contexts, mark_returns
@@ -42,6 +43,7 @@ def build_session(
     spans.sort(key=lambda s: (s.start_unix_nano, s.end_unix_nano, s.span_id))
     by_id = {s.span_id: s for s in spans}
     operations, definitions = _observe(spans)
+    annotations = _annotations(spans)
     registry.repair(operations, by_id)
     span_contexts = contexts(by_id, operations)
     model_calls = [o for o in operations.values() if isinstance(o, ModelCall)]
@@ -76,6 +78,7 @@ def build_session(
         spans=spans,
         turns=turns,
         tool_definitions=definitions,
+        tool_annotations=annotations,
         user_inputs=_user_inputs(model_calls),
         issues=issues,
         cut=cut,
@@ -108,6 +111,14 @@ def _observe(spans: list[SpanRecord]) -> tuple[dict[str, Operation], dict[str, o
             operations[span.span_id] = observed
         definitions.update(registry.tool_definitions(span))
     return operations, definitions
+
+
+def _annotations(spans: list[SpanRecord]) -> dict[str, object]:
+    """The tools' annotations declared anywhere (a later span's replace an earlier one's)."""
+    found: dict[str, object] = {}
+    for span in spans:
+        found.update(tool_annotations(span))
+    return found
 
 
 def _user_inputs(model_calls: list[ModelCall]) -> list[str]:

@@ -140,6 +140,27 @@ def test_extra_calls_fail_decides_whether_an_unexpected_call_fails() -> None:
     assert before["t3"] == "fail" and after["t3"] == "pass"
 
 
+def test_extra_calls_decides_which_unexpected_calls_fail() -> None:
+    case = {"expected_tool_calls": [{"name": "cancel", "arguments": {"id": 2}}]}
+    writes = _outcomes(ToolChoice(), _two_calls(), case, [])
+    strict = _outcomes(ToolChoice(), _two_calls(), case, ['matching.extra_calls="fail"'])
+    loose = _outcomes(ToolChoice(), _two_calls(), case, ['matching.extra_calls="allow"'])
+    assert (writes["t2"], writes["t3"]) == ("pass", "fail")  # lookup reads, refund writes
+    assert (strict["t2"], strict["t3"]) == ("fail", "fail")
+    assert (loose["t2"], loose["t3"]) == ("pass", "pass")
+
+
+def test_read_only_and_state_changing_tools_decide_what_a_tool_does() -> None:
+    case = {"expected_tool_calls": [{"name": "cancel", "arguments": {"id": 2}}]}
+    before = _outcomes(ToolChoice(), _two_calls(), case, [])
+    reads = _outcomes(ToolChoice(), _two_calls(), case, ['matching.read_only_tools=["refund"]'])
+    writes = _outcomes(
+        ToolChoice(), _two_calls(), case, ['matching.state_changing_tools=["lookup"]']
+    )
+    assert before["t3"] == "fail" and reads["t3"] == "pass"
+    assert before["t2"] == "pass" and writes["t2"] == "fail"
+
+
 def test_order_violations_fail_decides_whether_a_misordered_call_fails() -> None:
     case = {
         "expected_tool_calls": [
@@ -297,6 +318,9 @@ def test_every_setting_is_covered_here() -> None:
         | {
             "pass_threshold",
             "extra_calls_fail",
+            "extra_calls",
+            "read_only_tools",
+            "state_changing_tools",
             "order_violations_fail",
             "count_failed_calls",
             "argument_mismatch_cost",

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from aem.cases import ExpectedToolCall
 from aem.matching import ActualCall, MatchSettings, match_tool_calls
+from aem.matching.effects import DeclaredEffects, ToolEffects
 
 
 def call(name: str, **arguments: object) -> dict[str, Any]:
@@ -37,7 +38,13 @@ def test_full_match_preferred_over_wrong_argument() -> None:
         [call("get", id=1)], [ActualCall("get", {"id": 2}), ActualCall("get", {"id": 1})]
     )
     assert [(p.expected, p.actual, p.ok) for p in m.pairs] == [(0, 1, True)]
-    assert m.extra == [0] and not m.passed and m.score == 1.0
+    assert m.extra == [0] and m.allowed_extra == [0] and m.passed  # a second look-up
+    strict = match_tool_calls(
+        [call("get", id=1)],
+        [ActualCall("get", {"id": 2}), ActualCall("get", {"id": 1})],
+        settings=MatchSettings(extra_calls="fail"),
+    )
+    assert strict.extra == [0] and not strict.passed and strict.score == 1.0
 
 
 def test_missing_and_extra_calls_are_named() -> None:
@@ -211,3 +218,55 @@ def test_pairing_is_optimal_and_order_free(exp: list, act: list, rnd: random.Ran
     again = match_tool_calls(expected, shuffled)
     assert again.score == m.score and len(again.extra) == len(m.extra)
     assert len(again.missing) == len(m.missing)
+
+
+def test_extra_calls_by_kind_under_each_setting() -> None:
+    expected = [call("book_flight", id="F1")]
+    actual = [
+        ActualCall("fs.ls", {}),
+        ActualCall("getUserProfile", {"user": "u"}),
+        ActualCall("book_flight", {"id": "F1"}),
+        ActualCall("frobnicate", {}),
+        ActualCall("cancel-booking", {"id": "B2"}),
+    ]
+    writes = match_tool_calls(expected, actual)
+    assert writes.extra == [0, 1, 3, 4] and writes.allowed_extra == [0, 1] and not writes.passed
+    assert writes.extra_effects[0].why == "read verb 'ls'"
+    text = writes.explanation()
+    assert "extra: actual #0 fs.ls() matches no expected call; allowed: a look-up" in text
+    assert "extra: actual #4 cancel-booking(id='B2') matches no expected call\n" in text + "\n"
+    assert match_tool_calls(expected, actual[:3]).passed
+    fail = match_tool_calls(expected, actual[:3], settings=MatchSettings(extra_calls="fail"))
+    assert fail.allowed_extra == [] and not fail.passed
+    allow = match_tool_calls(expected, actual, settings=MatchSettings(extra_calls="allow"))
+    assert allow.allowed_extra == [0, 1, 3, 4] and allow.passed
+    # the older switch still loads and still decides
+    assert match_tool_calls(expected, actual, settings=MatchSettings(extra_calls_fail=False)).passed
+    assert not match_tool_calls(
+        expected, actual[:3], settings=MatchSettings(extra_calls_fail=True)
+    ).passed
+
+
+def test_declared_effects_override_the_name() -> None:
+    expected = [call("book_flight", id="F1")]
+    actual = [ActualCall("book_flight", {"id": "F1"}), ActualCall("run_sql", {"q": "select"})]
+    assert not match_tool_calls(expected, actual).passed  # "run" names no read
+    effects = ToolEffects([DeclaredEffects("the case's", read_only=["run_sql"])])
+    m = match_tool_calls(expected, actual, effects=effects)
+    assert m.passed and m.extra_effects[1].why == "the case's read_only_tools"
+
+
+def test_optional_expected_calls_are_the_minimum_minus_them() -> None:
+    expected = [call("get_user", id="u1"), call("cancel", id="B1")]
+    made = [ActualCall("cancel", {"id": "B1"})]
+    m = match_tool_calls(expected, made, optional=[0])
+    assert m.passed and m.missing == [] and m.not_required == [0] and m.score == 1.0
+    assert "not required: expected #0 get_user(id='u1') was not called (optional)" in (
+        m.explanation()
+    )
+    assert not match_tool_calls(expected, made).passed  # not optional: missing
+    both = [ActualCall("get_user", {"id": "u2"}), ActualCall("cancel", {"id": "B1"})]
+    wrong = match_tool_calls(expected, both, optional=[0])
+    assert wrong.not_required == [] and not wrong.passed  # made: matched like any other
+    skipped_write = match_tool_calls(expected, [ActualCall("get_user", {"id": "u1"})], optional=[0])
+    assert skipped_write.missing == [1] and not skipped_write.passed

@@ -85,7 +85,15 @@ def test_missing_call_fails_the_final_turn() -> None:
 
 def test_extra_call_and_match_tools() -> None:
     extra = _audit({"expected_tool_calls": [{"name": "add", "arguments": {"a": 2, "b": 3}}]})
-    assert _verdicts(extra, "tool_choice")["get_weather"][0] == "fail"
+    outcome, why = _verdicts(extra, "tool_choice")["get_weather"]
+    assert outcome == "pass" and why.startswith("extra look-up `get_weather`: allowed")
+    lookups_too = _audit(
+        {
+            "expected_tool_calls": [{"name": "add", "arguments": {"a": 2, "b": 3}}],
+            "extra_calls": "fail",  # this case's own strictness
+        }
+    )
+    assert _verdicts(lookups_too, "tool_choice")["get_weather"][0] == "fail"
     scoped = _audit(
         {
             "expected_tool_calls": [
