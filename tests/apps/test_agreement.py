@@ -208,3 +208,68 @@ def test_on_a_real_audit_report_of_the_bundled_samples(tmp_path: Path) -> None:
     assert code == 0 and data["scored"] == len(rows)
     assert len(data["false_passes"]) + len(data["false_fails"]) == 1
     assert data["kappa"] is not None and data["kappa"] < 1
+
+
+def test_repeated_labels_do_not_move_kappa_or_its_interval(
+    files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Was: the same labels 200 times turned a failing κ into 0.995 with a tight interval."""
+    labels, report = files
+    once = json.loads(_cli(str(labels), str(report), "--metric", METRIC, "--json")[1])
+    repeated = tmp_path / "repeated.jsonl"
+    repeated.write_text(labels.read_text() * 200)
+    code, out, err = _cli(str(repeated), str(report), "--metric", METRIC, "--json")
+    data = json.loads(out)
+    assert code == 0 and data["scored"] == once["scored"] == 6
+    assert (data["kappa"], data["kappa_low"], data["kappa_high"]) == (
+        once["kappa"],
+        once["kappa_low"],
+        once["kappa_high"],
+    )
+    assert data["duplicates_collapsed"] == 6 * 199
+    assert "1194 repeated label line(s) collapsed" in " ".join(err.split())
+    floor = str(once["kappa"] + 0.1)
+    assert _cli(str(repeated), str(report), "--metric", METRIC, "--min-kappa", floor)[0] == 1
+    code, _, err = _cli(str(repeated), str(report), "--metric", METRIC, "--duplicates", "refuse")
+    assert code == 2
+    assert "6 id(s) labelled more than once: 'a/t1' on lines 1, 7, 13," in " ".join(err.split())
+
+
+def test_an_id_labelled_both_pass_and_fail_is_reported_and_left_out(
+    files: tuple[Path, Path],
+) -> None:
+    labels, report = files
+    labels.write_text(labels.read_text() + json.dumps({"id": "a/t1", "label": "fail"}) + "\n")
+    code, out, err = _cli(str(labels), str(report), "--metric", METRIC, "--json")
+    data = json.loads(out)
+    assert code == 0 and data["scored"] == 5 and data["conflicting_ids"] == ["a/t1"]
+    assert "1 id(s) labelled both pass and fail, left out of κ until settled: 'a/t1'" in (
+        " ".join(err.split())
+    )
+
+
+def test_ids_holding_escape_sequences_are_printed_escaped(tmp_path: Path) -> None:
+    hostile = "a\x1b]0;owned\x07\x1b[2J"
+    report = tmp_path / "run.json"
+    report.write_text(_report({hostile: [P, F]}).model_dump_json())
+    labels = _labels(
+        tmp_path / "l.jsonl",
+        [{"id": f"{hostile}/t1", "label": "fail"}, {"id": f"{hostile}/t2", "label": "fail"}],
+    )
+    code, out, _ = _cli(str(labels), str(report), "--metric", METRIC)
+    assert code == 0 and "\x1b" not in out and "\x07" not in out
+    assert "a\\x1b]0;owned\\x07\\x1b[2J/t1" in out
+
+
+def test_the_bootstrap_is_seeded_and_scales_to_100000_labels() -> None:
+    outcomes = [P, P, F, F, P] * 20_000
+    human: list[Literal["pass", "fail"]] = ["pass", "fail", "fail", "pass", "pass"] * 20_000
+    report = _report({"s": outcomes})
+    labels = [read_labels_row(f"s/t{i}", h, i) for i, h in enumerate(human, start=1)]
+    first = agreement(labels, report, METRIC)
+    again = agreement(labels, report, METRIC)
+    assert first.scored == 100_000 and first.kappa is not None
+    assert first.kappa_low is not None and first.kappa_high is not None
+    assert first.kappa_low <= first.kappa <= first.kappa_high
+    assert first.kappa_high - first.kappa_low < 0.02
+    assert (first.kappa_low, first.kappa_high) == (again.kappa_low, again.kappa_high)
