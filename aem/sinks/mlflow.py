@@ -1,22 +1,31 @@
 """MLflow sink: verdicts as MLflow assessments (feedback) on the turn's span of its trace.
 
 Why assessments: they are what MLflow's own scorers and reviewers write, so AEM's verdicts
-sit next to a human's in the trace view and in ``mlflow.search_traces``. One feedback per
-metric result (name = the metric's name, value = its outcome, rationale = its explanation)
-and one ``aem.label`` per turn (value = the turn's label, the root causes named), each
-attached to the trace and to the first span of the turn, with source
-``CODE`` / ``aem``.
+sit next to a human's in the trace view and in ``mlflow.search_traces``.
 
-Why a trace-level assessment too: MLflow's traces table shows a trace's assessments, and
-span-level ones say little there (one per turn and metric). Each session item becomes one
-``aem.trace`` assessment on every trace of the session, with no span id: that trace's
-label, the session's root cause (turn, metric, trace) named in its rationale and metadata.
+Why one name, one meaning, per level: MLflow's traces table shows one column per
+assessment name and, when a trace holds several assessments of one name, shows one of
+them. Per-turn verdicts written under the metric's plain name read ``pass`` in that
+column on a trace whose other turn failed it. So each level has names of its own:
+
+- per turn, on the turn's first span: ``<turn>.<metric>`` (value = the outcome, rationale
+  = the explanation, the score in its metadata) and ``<turn>.aem.label`` (the turn's label,
+  the root causes named) — ``t6.correctness.truthfulness``, unique in the trace;
+- per trace, with no span id, from the session item: ``aem.label`` (the worst label of the
+  trace's turns: root_cause > prior_action_failed > suspect > ok) and one per metric under
+  its plain name (the worst outcome: fail > unverified > error > pass > skip), the
+  rationale naming the deciding turn;
+- per session: ``aem.session`` (the session's label) on its first trace, with MLflow's
+  session id in ``mlflow.trace.session``, which is how MLflow files an assessment under a
+  session; written only when MLflow groups that trace in a session.
 
 Why idempotent by lookup: MLflow assessments have no client key to upsert on. Before
 writing a trace's verdicts the sink reads the trace's assessments and updates AEM's own
 (same source, same name, same span) in place; anything another source wrote is never
 touched, and a duplicate left by an interrupted earlier run is removed. Re-running an
-audit therefore replaces AEM's verdicts and leaves everyone else's.
+audit therefore replaces AEM's verdicts and leaves everyone else's; what an earlier AEM
+wrote under a name it no longer writes there (a turn's verdict under a plain name, the
+trace-level ``aem.trace``) is removed when its trace is written again.
 
 Why not the REST client the MLflow *source* uses (:mod:`collectors.backends.mlflow_rest`):
 that one is bounded for reading pages of spans (bytes per page, a deadline per request),
@@ -51,7 +60,11 @@ SOURCE_ID = "aem"
 TRACES_PATH = "/api/3.0/mlflow/traces"
 TRACE_ID_PREFIX = "tr-"  # MLflow's id for a trace of an experiment: "tr-" + the OTel trace id
 LABEL_NAME = "aem.label"
-TRACE_LABEL_NAME = "aem.trace"
+SESSION_NAME = "aem.session"
+# What AEM wrote per trace before the trace-level verdict took the plain name: removed.
+LEGACY_TRACE_NAME = "aem.trace"
+# The trace metadata MLflow groups sessions by; on an assessment, the session it is about.
+SESSION_METADATA_KEY = "mlflow.trace.session"
 # Answers worth asking again: the server is busy or restarting, not refusing the request.
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 RETRY_PAUSE_SECONDS = 0.5
@@ -72,6 +85,12 @@ def mlflow_trace_id(otel_trace_id: str) -> str:
     )
 
 
+def turn_name(turn_id: str, name: str) -> str:
+    """A per-turn assessment's name: unique in its trace, so no trace column shows one
+    turn's value for all (``turn_name("t6", "aem.label") == "t6.aem.label"``)."""
+    return f"{turn_id}.{name}"
+
+
 def feedback(item: OutboxItem, source_id: str = SOURCE_ID) -> dict[str, Any]:
     """The MLflow assessment (feedback) for one metric item or one turn-label item."""
     p = item.payload
@@ -83,6 +102,7 @@ def feedback(item: OutboxItem, source_id: str = SOURCE_ID) -> dict[str, Any]:
     }
     if item.kind == "metric":
         name, value, rationale = p["name"], p["outcome"], p.get("explanation") or ""
+        metadata["aem.metric"] = name
         for field in ("score", "threshold"):
             if p.get(field) is not None:
                 metadata[f"aem.{field}"] = str(p[field])
@@ -94,7 +114,7 @@ def feedback(item: OutboxItem, source_id: str = SOURCE_ID) -> dict[str, Any]:
             rationale += f"; root cause span(s): {roots}"
             metadata["aem.root_cause_span_ids"] = roots
     return {
-        "assessment_name": name,
+        "assessment_name": turn_name(p["turn_id"], name),
         "trace_id": mlflow_trace_id(p["trace_id"]),
         "span_id": p["span_id"],
         "source": {"source_type": "CODE", "source_id": source_id},
@@ -104,9 +124,24 @@ def feedback(item: OutboxItem, source_id: str = SOURCE_ID) -> dict[str, Any]:
     }
 
 
+def _trace_level(
+    trace_id: str, name: str, value: str, rationale: str, metadata: dict[str, str], source: str
+) -> dict[str, Any]:
+    return {
+        "assessment_name": name,
+        "trace_id": mlflow_trace_id(trace_id),
+        "source": {"source_type": "CODE", "source_id": source},
+        "feedback": {"value": value},
+        "rationale": rationale,
+        "metadata": metadata,
+    }
+
+
 def trace_feedbacks(item: OutboxItem, source_id: str = SOURCE_ID) -> list[dict[str, Any]]:
-    """A session item's trace-level assessments (no span id), one per trace: the trace's
-    label; the rationale names the session's root cause when it lies in another trace."""
+    """A session item's assessments with no span id: per trace, ``aem.label`` (the trace's
+    worst label; the rationale names the session's root cause when another trace holds it)
+    and one per metric (its worst outcome); on the session's first trace, ``aem.session``
+    (its ``mlflow.trace.session`` is filled in by the sink from the trace's metadata)."""
     p = item.payload
     root = p.get("root_cause") or {}
     metadata = {
@@ -122,24 +157,48 @@ def trace_feedbacks(item: OutboxItem, source_id: str = SOURCE_ID) -> list[dict[s
             "aem.root_cause_trace_id": root["trace_id"],
             "aem.root_cause_span_id": root["span_id"],
         }
-    return [
-        {
-            "assessment_name": TRACE_LABEL_NAME,
-            "trace_id": mlflow_trace_id(trace["trace_id"]),
-            "source": {"source_type": "CODE", "source_id": source_id},
-            "feedback": {"value": trace["label"]},
-            "rationale": trace["explanation"],  # names the root cause's trace if another
-            "metadata": metadata,
-        }
-        for trace in p["traces"]
-    ]
+    bodies = []
+    for trace in p["traces"]:
+        tid = trace["trace_id"]
+        bodies.append(
+            _trace_level(tid, LABEL_NAME, trace["label"], trace["explanation"], metadata, source_id)
+        )
+        for m in trace.get("metrics") or []:
+            why = f"turn {m['turn_id']} ({m['outcome']}, worst of {m['turns']} turns): "
+            about = {**metadata, "aem.turn_id": m["turn_id"], "aem.turns": str(m["turns"])}
+            rationale = why + (m["explanation"] or "")
+            bodies.append(_trace_level(tid, m["name"], m["outcome"], rationale, about, source_id))
+    if p["traces"]:
+        first = p["traces"][0]["trace_id"]
+        session = {**metadata, SESSION_METADATA_KEY: ""}
+        bodies.append(
+            _trace_level(first, SESSION_NAME, p["label"], p["explanation"], session, source_id)
+        )
+    return bodies
 
 
 def assessments(item: OutboxItem, source_id: str = SOURCE_ID) -> list[dict[str, Any]]:
-    """Every assessment one item becomes: one on a span, or one per trace of a session."""
+    """Every assessment one item becomes: one on a span, or a session's with no span id."""
     if item.kind == "session":
         return trace_feedbacks(item, source_id)
     return [feedback(item, source_id)]
+
+
+def _legacy(
+    ours: Mapping[tuple[str, str], list[str]], entries: Sequence[tuple[str, dict[str, Any]]]
+) -> list[str]:
+    """AEM's own assessments left under a name it no longer writes at that level: a turn's
+    verdict under a plain name (``aem.label`` or a metric written in this delivery) on a
+    span, or the trace-level ``aem.trace`` of earlier versions."""
+    plain = {LABEL_NAME} | {
+        body["metadata"]["aem.metric"] for _, body in entries if "aem.metric" in body["metadata"]
+    }
+    return [
+        stale
+        for (name, span_id), ids in ours.items()
+        if (span_id and name in plain) or (not span_id and name == LEGACY_TRACE_NAME)
+        for stale in ids
+    ]
 
 
 class MlflowSettings(SinkSettings):
@@ -303,12 +362,18 @@ class MlflowSink:
         return [key for key in needed if written[key] == needed[key]]
 
     def _write_trace(self, trace_id: str, entries: list[tuple[str, dict[str, Any]]]) -> list[str]:
-        """Update AEM's own assessments of one trace in place, create the missing ones."""
-        ours = self._own_assessments(trace_id)
+        """Update AEM's own assessments of one trace in place, create the missing ones,
+        and remove AEM's own under names it no longer writes there."""
+        ours, session_id = self._own_assessments(trace_id)
+        base = f"{TRACES_PATH}/{trace_id}/assessments"
         written = []
         for key, body in entries:
+            if body["assessment_name"] == SESSION_NAME:
+                if not session_id:  # MLflow groups this trace in no session: nothing to file
+                    written.append(key)
+                    continue
+                body = {**body, "metadata": {**body["metadata"], SESSION_METADATA_KEY: session_id}}
             found = ours.pop((body["assessment_name"], body.get("span_id") or ""), [])
-            base = f"{TRACES_PATH}/{trace_id}/assessments"
             if found:
                 mask = "feedback,rationale,metadata"
                 update = {"assessment": body, "update_mask": mask}
@@ -318,10 +383,13 @@ class MlflowSink:
             else:
                 self._rest.call("POST", base, body={"assessment": body})
             written.append(key)
+        for stale in _legacy(ours, entries):
+            self._rest.call("DELETE", f"{base}/{stale}", missing_ok=True)
         return written
 
-    def _own_assessments(self, trace_id: str) -> dict[tuple[str, str], list[str]]:
-        """``(name, span_id) → assessment ids`` that this sink's source wrote on the trace."""
+    def _own_assessments(self, trace_id: str) -> tuple[dict[tuple[str, str], list[str]], str]:
+        """``(name, span_id) → assessment ids`` that this sink's source wrote on the trace,
+        and the trace's MLflow session id (``""`` when MLflow files it in none)."""
         answer = self._rest.call("GET", f"{TRACES_PATH}/{trace_id}", missing_ok=True)
         info = (answer.get("trace") or {}).get("trace_info")
         if not info:
@@ -335,7 +403,8 @@ class MlflowSink:
                 name = assessment.get("assessment_name", "")
                 key = (name, assessment.get("span_id") or "")
                 ours.setdefault(key, []).append(assessment["assessment_id"])
-        return ours
+        session = (info.get("trace_metadata") or {}).get(SESSION_METADATA_KEY) or ""
+        return ours, str(session)
 
     def close(self) -> None:
         self._rest.close()

@@ -26,7 +26,7 @@ from aem.provenance import (
     aem_version,
     run_attributes,
 )
-from aem.sinks.rollup import Rollup, session_rollup
+from aem.sinks.rollup import Rollup, metric_rollup, session_rollup
 
 ItemKind = Literal["metric", "turn", "session"]
 # What a sink receives when it does not say (``item_kinds``): the kinds that existed before
@@ -162,7 +162,13 @@ def _session_item(
             "turns": len(report.turns),
             "root_cause": None if root is None else _where(root, first_span),
             "traces": [
-                {"trace_id": trace, "label": r.label, "explanation": _in_session(r, trace, verdict)}
+                {
+                    "trace_id": trace,
+                    "label": r.label,
+                    "explanation": _in_session(r, trace, verdict),
+                    # each metric's worst outcome on the trace: one value per metric column
+                    "metrics": metric_rollup([t for t in report.turns if t.trace_id == trace]),
+                }
                 for trace, r in traces
             ],
             "attributes": {

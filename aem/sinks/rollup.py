@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from aem.evaluate import unchecked_reason
-from aem.model import Label, Outcome, SessionReport, TurnVerdict
+from aem.model import Label, MetricResult, Outcome, SessionReport, TurnVerdict
 
 # The order a roll-up takes: the first label found among the turns wins.
 PRECEDENCE = (Label.ROOT_CAUSE, Label.PRIOR_ACTION_FAILED, Label.SUSPECT)
@@ -81,6 +81,36 @@ def _first(turn: TurnVerdict, outcome: Outcome) -> str:
     """``metric: explanation`` of the turn's first result with ``outcome``."""
     found = next((m for m in turn.metrics if m.outcome is outcome), None)
     return f"{found.name}: {found.explanation}" if found is not None else str(turn.label)
+
+
+# The order a metric's roll-up over turns takes: a proof of failure first, then a doubt,
+# then a check that could not run, then a pass; ``skip`` only when every turn skipped.
+OUTCOME_PRECEDENCE = (Outcome.FAIL, Outcome.UNVERIFIED, Outcome.ERROR, Outcome.PASS, Outcome.SKIP)
+
+
+def metric_rollup(turns: Sequence[TurnVerdict]) -> list[dict[str, str | int]]:
+    """Each metric's worst outcome over ``turns`` (in the order metrics first appear), the
+    first turn that has it and that turn's explanation: what a backend shows in one column
+    per metric for a trace, so a column never reads ``pass`` where a turn failed.
+
+    >>> from aem.model import MetricResult, TurnKind
+    >>> def turn(tid, outcome):
+    ...     m = MetricResult(name="m", turn_id=tid, outcome=outcome, explanation=f"{tid} why")
+    ...     return TurnVerdict(turn_id=tid, span_ids=["s"], kind=TurnKind.ANSWER, name="a",
+    ...                        label=Label.OK, metrics=[m])
+    >>> metric_rollup([turn("t1", Outcome.PASS), turn("t2", Outcome.FAIL)])
+    [{'name': 'm', 'outcome': 'fail', 'turn_id': 't2', 'explanation': 't2 why', 'turns': 2}]
+    """
+    results: dict[str, list[tuple[TurnVerdict, MetricResult]]] = {}
+    for turn in turns:
+        for metric in turn.metrics:
+            results.setdefault(metric.name, []).append((turn, metric))
+    rolled: list[dict[str, str | int]] = []
+    for name, found in results.items():
+        turn, worst = min(found, key=lambda tm: OUTCOME_PRECEDENCE.index(tm[1].outcome))
+        rolled.append({"name": name, "outcome": str(worst.outcome), "turn_id": turn.turn_id,
+                       "explanation": worst.explanation, "turns": len(found)})  # fmt: skip
+    return rolled
 
 
 def session_rollup(report: SessionReport) -> tuple[Rollup, list[tuple[str, Rollup]]]:

@@ -28,6 +28,18 @@ if request["do"] == "log_feedback":
         span_id=f["span_id"], source=AssessmentSource(source_type="HUMAN", source_id=f["who"]),
     )
     print(json.dumps([]))
+elif request["do"] == "search":
+    found = mlflow.search_traces(
+        locations=[request["experiment_id"]], filter_string=request.get("filter"),
+        return_type="list", include_spans=False,
+    )
+    print(json.dumps(sorted(t.info.trace_id for t in found)))
+elif request["do"] == "sessions":
+    out = []
+    for session in mlflow.search_sessions(locations=[request["experiment_id"]],
+                                          include_spans=False):
+        out.append({"id": session.id, "traces": [t.info.trace_id for t in session]})
+    print(json.dumps(out))
 else:
     out = []
     for trace_id in request["trace_ids"]:
@@ -60,6 +72,17 @@ def _run(request: dict[str, Any]) -> list[dict[str, Any]]:
 def assessments(uri: str, trace_ids: list[str]) -> list[dict[str, Any]]:
     """Every assessment of the traces, as ``mlflow.get_trace`` reports them."""
     return _run({"do": "read", "uri": uri, "trace_ids": trace_ids})
+
+
+def search(uri: str, experiment_id: str, filter_string: str | None = None) -> list[str]:
+    """The ids of the experiment's traces ``mlflow.search_traces`` finds for the filter."""
+    return _run({"do": "search", "uri": uri, "experiment_id": experiment_id,
+                 "filter": filter_string})  # fmt: skip
+
+
+def sessions(uri: str, experiment_id: str) -> list[dict[str, Any]]:
+    """``mlflow.search_sessions``: each session's id and its traces' ids."""
+    return _run({"do": "sessions", "uri": uri, "experiment_id": experiment_id})
 
 
 def log_human_feedback(uri: str, **feedback: Any) -> None:

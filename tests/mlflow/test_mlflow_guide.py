@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from aem.sinks.mlflow import LABEL_NAME, TRACE_LABEL_NAME, MlflowSettings, MlflowSink
+from aem.sinks.mlflow import LABEL_NAME, MlflowSettings, MlflowSink, assessments, turn_name
 from aem.sinks.records import verdict_items
 from tests.mlflow.auditing import audit_source
 from tests.mlflow.kit import MLFLOW_START_SECONDS, MLFLOW_VENV
@@ -135,20 +135,16 @@ def test_the_guide_from_traces_in_mlflow_to_verdicts_in_mlflow(
     (work / "read.py").write_text(snippet)
     printed = _run_sh(".venv-mlflow/bin/python read.py", work)
     rows = {tuple(line.split("\t")[:3]) for line in printed.splitlines() if "\t" in line}
+    # per turn on its span, per trace (no span id) the worst of its turns, per session on
+    # its first trace (the sample's trace has no MLflow session: none written)
     expected = {
-        (
-            i.payload["name"] if i.kind == "metric" else LABEL_NAME,
-            i.payload["span_id"],
-            i.payload["outcome"] if i.kind == "metric" else i.payload["label"],
-        )
+        (body["assessment_name"], body.get("span_id") or "None", body["feedback"]["value"])
         for i in items
-        if i.kind != "session"
-    }
-    # ... and one trace-level verdict per trace (no span id), labelled as its turns roll up.
-    expected |= {
-        (TRACE_LABEL_NAME, "None", trace["label"])
-        for i in items
-        if i.kind == "session"
-        for trace in i.payload["traces"]
+        for body in assessments(i)
+        if body["assessment_name"] != "aem.session"
     }
     assert rows == expected
+    assert {(n, v) for n, s, v in rows if s == "None"} >= {(LABEL_NAME, "ok")}
+    turn = next(i for i in items if i.kind == "turn")
+    assert (turn_name(turn.payload["turn_id"], LABEL_NAME), turn.payload["span_id"],
+            turn.payload["label"]) in rows  # fmt: skip

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from aem.sinks.base import DeliveryError
-from aem.sinks.mlflow import LABEL_NAME, TRACE_LABEL_NAME, MlflowSink, mlflow_trace_id
+from aem.sinks.mlflow import LABEL_NAME, MlflowSink, mlflow_trace_id, turn_name
 from aem.sinks.records import OutboxItem, verdict_items
 from tests.mlflow.auditing import audit_source
 from tests.mlflow.kit import MlflowServer
@@ -39,6 +39,12 @@ def items(mlflow_server: MlflowServer) -> list[OutboxItem]:
     found = [i for s in report.sessions for i in verdict_items(s, completed_at=0.0)]
     assert any(i.kind == "turn" and i.payload["label"] == "root_cause" for i in found)
     return found
+
+
+def _name(item: OutboxItem) -> str:
+    """The per-turn assessment's name: the turn's id before the metric's or ``aem.label``."""
+    p = item.payload
+    return turn_name(p["turn_id"], p["name"] if item.kind == "metric" else LABEL_NAME)
 
 
 def _ours(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -74,12 +80,9 @@ def test_verdicts_land_on_their_spans_and_rerunning_replaces_only_aems(
     finally:
         sink.close()
 
-    expected = Counter(
-        (i.payload["name"] if i.kind == "metric" else LABEL_NAME, i.payload["span_id"])
-        for i in on_spans
-    )
+    expected = Counter((_name(i), i.payload["span_id"]) for i in on_spans)
     for found in (first, second):
-        ours = [a for a in _ours(found) if a["name"] != TRACE_LABEL_NAME]
+        ours = [a for a in _ours(found) if a["span_id"]]
         assert Counter((a["name"], a["span_id"]) for a in ours) == expected  # once each
         humans = [a for a in found if a["source_type"] == "HUMAN"]
         assert [(h["name"], h["span_id"], h["value"], h["rationale"]) for h in humans] == [
@@ -91,18 +94,16 @@ def test_verdicts_land_on_their_spans_and_rerunning_replaces_only_aems(
     for item in (i for i in again if i.kind != "session"):
         p = item.payload
         if item.kind == "metric":
-            written = by_place[(p["name"], p["span_id"])]
+            written = by_place[(_name(item), p["span_id"])]
             assert (written["value"], written["rationale"]) == (p["outcome"], p["explanation"])
         else:
-            written = by_place[(LABEL_NAME, p["span_id"])]
+            written = by_place[(_name(item), p["span_id"])]
             assert written["value"] == p["label"]
             for root in p["root_cause_span_ids"]:
                 assert root in written["rationale"]
         assert written["trace_id"] == mlflow_trace_id(p["trace_id"])
         assert written["metadata"]["aem.idempotency_key"] == item.key
-    assert by_place[(metric.payload["name"], metric.payload["span_id"])]["rationale"] == (
-        "explained again"
-    )
+    assert by_place[(_name(metric), metric.payload["span_id"])]["rationale"] == ("explained again")
 
 
 def test_a_trace_mlflow_does_not_have_stops_the_batch_after_what_was_written(
@@ -136,7 +137,7 @@ def test_server_down_is_a_bounded_delivery_error(items: list[OutboxItem]) -> Non
 def test_each_trace_gets_one_trace_level_verdict_naming_the_root_cause(
     mlflow_server: MlflowServer, items: list[OutboxItem]
 ) -> None:
-    """MLflow's traces table shows AEM's label without opening the trace: one ``aem.trace``
+    """MLflow's traces table shows AEM's label without opening the trace: one ``aem.label``
     assessment with no span id per trace, naming the root-cause turn and metric; delivered
     again, it is updated in place, never duplicated."""
     [session] = [i for i in items if i.kind == "session"]
@@ -147,10 +148,10 @@ def test_each_trace_gets_one_trace_level_verdict_naming_the_root_cause(
     try:
         assert sink.deliver([session]) == [session.key]
         first = [a for a in _ours(assessments(mlflow_server.base, traces))
-                 if a["name"] == TRACE_LABEL_NAME]  # fmt: skip
+                 if a["name"] == LABEL_NAME and not a["span_id"]]  # fmt: skip
         assert sink.deliver([session]) == [session.key]
         second = [a for a in _ours(assessments(mlflow_server.base, traces))
-                  if a["name"] == TRACE_LABEL_NAME]  # fmt: skip
+                  if a["name"] == LABEL_NAME and not a["span_id"]]  # fmt: skip
     finally:
         sink.close()
     assert sorted(a["trace_id"] for a in first) == sorted(traces)  # one per trace
