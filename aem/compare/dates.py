@@ -15,13 +15,27 @@ from typing import Any
 
 from aem.compare.result import Comparison, short
 from aem.compare.settings import CompareSettings
-from aem.vocabulary import MONTH_ABBREVIATIONS_EN, MONTHS_EN_PATTERN, WEEKDAYS_EN
+from aem.vocabulary import (
+    MONTH_ABBREVIATIONS_EN,
+    MONTH_NAMES_PATTERN,
+    MONTH_NUMBERS,
+    MONTHS_EN_PATTERN,
+    WEEKDAY_NAMES_PATTERN,
+    WEEKDAYS_EN,
+)
 
 _MONTHS = {abbreviation: n for n, abbreviation in enumerate(MONTH_ABBREVIATIONS_EN, 1)}
 _MON = rf"(?P<mon>{MONTHS_EN_PATTERN})\.?"
+# A month of any read language (CLDR's names): "12. Mai 2026", "12 de mayo de 2026",
+# "12 мая 2026 г.", "mayo de 2026".
+_MON_ANY = rf"(?P<mon>{MONTH_NAMES_PATTERN}|{MONTHS_EN_PATTERN})\.?"
 _Y = r"(?P<y>(?:19|20)\d\d)"
+# A year's tail in Russian ("2026 г.", "2026 года").
+_YEAR_WORD = r"(?:\s?г\.|\s+года?(?!\w))?"
 _D = r"(?P<d>[0-3]?\d)(?:st|nd|rd|th)?"
-_WEEKDAY = rf"(?:(?:{'|'.join(day[:3] for day in WEEKDAYS_EN)})[a-z]*,?\s+)?"
+_WEEKDAY = (
+    rf"(?:(?:(?:{'|'.join(day[:3] for day in WEEKDAYS_EN)})[a-z]*|{WEEKDAY_NAMES_PATTERN}),?\s+)?"
+)
 _RANGE_SEP = re.compile(r"^\s*(?:\.\.|/|to|until|till|through|thru|[-–—])\s*$", re.IGNORECASE)
 _RANGE_KEYS = (
     ("start", "end"),
@@ -75,7 +89,8 @@ def _month(y: int, m: int, raw: str) -> DateSpan:
 
 
 def _mon(m: re.Match[str]) -> int:
-    return _MONTHS[m["mon"][:3].lower()]
+    name = m["mon"].lower().rstrip(".")
+    return MONTH_NUMBERS.get(name) or _MONTHS[name[:3]]
 
 
 def _day(y: int, m: int, d: int, raw: str) -> DateSpan:
@@ -135,7 +150,7 @@ _FORMS: list[tuple[str, _Builder]] = [
         lambda m, _: _day(int(m["y"]), _mon(m), int(m["d"]), m.group(0)),
     ),
     (
-        rf"{_WEEKDAY}{_D}\s+(?:of\s+)?{_MON},?\s+{_Y}",
+        rf"{_WEEKDAY}{_D}\.?\s+(?:of\s+|de\s+)?{_MON_ANY},?\s+(?:de\s+|del\s+)?{_Y}{_YEAR_WORD}",
         lambda m, _: _day(int(m["y"]), _mon(m), int(m["d"]), m.group(0)),
     ),
     (rf"{_Y}-W(?P<w>[0-5]\d)", lambda m, _: _week(m)),
@@ -145,7 +160,10 @@ _FORMS: list[tuple[str, _Builder]] = [
     (rf"H(?P<h>[12])[-\s/]?{_Y}", lambda m, _: _half(m)),
     (rf"{_Y}[-/](?P<m>0?[1-9]|1[0-2])", lambda m, _: _month(int(m["y"]), int(m["m"]), m[0])),
     (rf"(?P<m>0?[1-9]|1[0-2])[/.]{_Y}", lambda m, _: _month(int(m["y"]), int(m["m"]), m[0])),
-    (rf"{_MON},?\s+(?:of\s+)?{_Y}", lambda m, _: _month(int(m["y"]), _mon(m), m.group(0))),
+    (
+        rf"{_MON_ANY},?\s+(?:of\s+|de\s+|del\s+)?{_Y}{_YEAR_WORD}",
+        lambda m, _: _month(int(m["y"]), _mon(m), m.group(0)),
+    ),
 ]
 
 

@@ -16,6 +16,7 @@ from aem.compare.clock import find_days, find_times
 from aem.compare.dates import find_dates
 from aem.compare.ids import find_ids
 from aem.compare.numbers import find_number_words, find_numbers
+from aem.compare.relative_days import find_relative_days, session_day
 from aem.compare.settings import CompareSettings
 from aem.compare.textkinds import is_code_text, non_factual_regions
 from aem.sessioncache import Slot, active_cache, session_cache
@@ -95,6 +96,14 @@ def _extract_values(text: str, settings: CompareSettings, words: bool) -> list[S
         kind: StatedKind = "period" if span.is_period else "date"
         found = StatedValue(kind, text[start:end], span.value, start, end)
         candidates.append((start, start - end, 0, found))
+    today = session_day()
+    if today is not None:  # "tomorrow", "el próximo martes": only on a known day
+        dated = [(c[0], c[0] - c[1]) for c in candidates]
+        for day, start, end in find_relative_days(text, today):
+            if any(start < date_end and date_start < end for date_start, date_end in dated):
+                continue  # "nächsten Dienstag, 21. Juli 2026": the date says the day
+            relative = StatedValue("date", text[start:end], (day, day), start, end)
+            candidates.append((start, start - end, 0, relative))
     for key, start, end in find_times(text):
         candidates.append(
             (start, start - end, 0, StatedValue("time", text[start:end], key, start, end))

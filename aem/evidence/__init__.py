@@ -26,7 +26,7 @@ from aem.evidence.entailment import (
     value_supported,
 )
 from aem.evidence.grounding import Grounding, build_grounding, grounding_of, session_gathered
-from aem.evidence.periods import RelativePeriod, relative_periods, session_date
+from aem.evidence.periods import RelativePeriod, day_of_session, relative_periods, session_date
 from aem.evidence.queries import (
     Seen,
     SessionMatch,
@@ -78,6 +78,7 @@ __all__ = [
     "claimed_successes",
     "contradiction",
     "cyrillic",
+    "day_of_session",
     "declines_as_impossible",
     "derive",
     "final_turn",

@@ -36,9 +36,10 @@ import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from aem.compare.clock import day_key
+from aem.compare.clock import day_key, time_key
 from aem.compare.extract import StatedValue, extract_values
 from aem.compare.settings import CompareSettings
 from aem.evidence.arithmetic import evaluate, written_result
@@ -118,7 +119,7 @@ def contradiction(
     return (
         _written(value, text, settings)
         or _call_result(value, sentence, offset, calls, settings)
-        or _record_field(value, sentence, calls, settings)
+        or _record_field(value, sentence, calls, settings, text)
         or _list_count(value, text, calls)
         or _one_measure(value, calls)
         or _near_miss(value, source_ids or {})
@@ -283,8 +284,13 @@ def _field_kinds(key: str, leaf: Any, settings: CompareSettings) -> list[tuple[s
         for v in extract_values(leaf, settings):
             kind = _kind_of(v)
             if kind == "date" and isinstance(v.value, tuple) and v.value[0] == v.value[1]:
-                day = v.value[0]
+                moment = v.value[0]
+                day = moment.date() if isinstance(moment, datetime) else moment
                 found.append(("day", day_key(day.month, day.day), v.raw))  # May 27 ~ 2024-05-27
+                if isinstance(moment, datetime):  # an ISO start holds a date *and* a time
+                    found.append(("date", (day, day), v.raw))
+                    found.append(("time", time_key(moment.hour, moment.minute), v.raw))
+                    continue
             if kind is not None:
                 found.append((kind, v.value, v.raw))
         return found
@@ -319,27 +325,32 @@ def _records(calls: Sequence[Call]) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def _record_field(
-    value: StatedValue, sentence: str, calls: Sequence[Call], settings: CompareSettings
+    value: StatedValue,
+    sentence: str,
+    calls: Sequence[Call],
+    settings: CompareSettings,
+    text: str = "",
 ) -> Contradiction | None:
     """The one field of the value's kind in the one record the sentence names: by an id
     the record holds, by another value the sentence states that a field of it holds
     ("May 6"), or by the field's own name ("your refund is $40" against ``refund``).
-    A record the sentence does not name binds nothing, however alone it is in view."""
+    When the sentence names no record, the one record the whole answer names ("Your
+    booking BK-1 is on May 6. The fee is €40." — the fee is that booking's). A record
+    nothing names binds nothing, however alone it is in view."""
     kind = _kind_of(value)
     if kind is None or (kind.startswith("number") and _other_numbers(value, sentence, settings)):
         return None  # "3 nights at HAT105 cost $315": an amount worked out, not a field
+    rows = [
+        (where, row, fields)
+        for where, row in _records(calls)
+        if len(fields := _fields_of_kind(row, kind, settings)) == 1
+    ]
     said = _Said(sentence, value, settings)
-    chosen = []
-    for where, row in _records(calls):
-        fields = [
-            (key, found)
-            for key, leaf in row.items()
-            if not isinstance(leaf, dict | list)
-            for found in _field_kinds(key, leaf, settings)
-            if _matches(kind, found[0])
-        ]
-        if len(fields) == 1 and said.names(row, fields[0][0], settings):
-            chosen.append((where, fields[0]))
+    chosen = [(w, f[0]) for w, row, f in rows if said.names(row, f[0][0], settings)]
+    if not chosen and text and text != sentence:
+        whole = _Said(text, value, settings)
+        named = [(w, f[0]) for w, row, f in rows if whole.names_by_id(row)]
+        chosen = named if len(named) == 1 and not said.names_any(rows) else []
     if len(chosen) != 1:
         return None
     where, (key, (_, bound, raw)) = chosen[0]
@@ -349,6 +360,18 @@ def _record_field(
     ):
         return None
     return Contradiction(value.raw, raw, f"{key} in {where}", "record field")
+
+
+def _fields_of_kind(
+    row: dict[str, Any], kind: str, settings: CompareSettings
+) -> list[tuple[str, tuple[str, Any, str]]]:
+    return [
+        (key, found)
+        for key, leaf in row.items()
+        if not isinstance(leaf, dict | list)
+        for found in _field_kinds(key, leaf, settings)
+        if _matches(kind, found[0])
+    ]
 
 
 class _Said:
@@ -372,6 +395,20 @@ class _Said:
                 return True
         words = [w for w in re.split(r"[_\W]+", key.lower()) if len(w) >= 3]
         return bool(words) and all(stem(w) in self.stems for w in words)
+
+    def names_by_id(self, row: dict[str, Any]) -> bool:
+        """Whether the text names ``row`` by one of its ids."""
+        return any(
+            isinstance(leaf, str)
+            and len(leaf) <= 64
+            and _ID_LIKE.match(leaf) is not None
+            and said_at_boundary(leaf.lower(), self.lowered)
+            for leaf in row.values()
+        )
+
+    def names_any(self, rows: Sequence[tuple[str, dict[str, Any], Any]]) -> bool:
+        """Whether the sentence names any of ``rows`` by an id (then it is about that one)."""
+        return any(self.names_by_id(row) for _, row, _ in rows)
 
 
 def _other_numbers(value: StatedValue, sentence: str, settings: CompareSettings) -> bool:

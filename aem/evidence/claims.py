@@ -20,10 +20,13 @@ import re
 from dataclasses import dataclass
 
 from aem.evidence.citations import Citation, find_citations, strip_citations
-from aem.vocabulary import GAP_CLAUSE_BREAK, GAP_CUES
+from aem.vocabulary import ABBREVIATIONS, GAP_CLAUSE_BREAK, GAP_CUES, MONTH_NUMBERS
 
 # Sentence ends: . ! ? … followed by space and an upper-case or digit start, or a line break.
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=[\"'«(\[]?[A-ZА-ЯЁ0-9])|\n+")
+# The word before a full stop (letters and dots: "z.B", "т.е"), the word after a break.
+_LAST_WORD = re.compile(r"[^\W\d_][\w.]*$|\d+$")
+_FIRST_WORD = re.compile(r"[^\W\d_]+\.?")
 _LIST_MARK = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)])\s+")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # What carries no checkable content: greetings, thanks, offers of help, sign-offs.
@@ -72,13 +75,48 @@ def sentence_pieces(text: str) -> list[str]:
     return [piece for piece, _ in _pieces(text)]
 
 
+def sentence_breaks(text: str) -> list[tuple[int, int]]:
+    """Where ``text``'s sentences and lines break, as ``(end of one, start of the next)``.
+
+    A full stop after a title or an abbreviation ("Dr. Weber", "Dra. Gómez", "Sept. 5"),
+    an initial ("J. Smith") or a day's number before its month ("am 22. Juli") ends no
+    sentence. The one splitter of AEM: claims and the bindings' sentences both cut here.
+
+    >>> text = "Termin am 22. Juli bei Dr. Weber. Es kostet 25 €."
+    >>> [text[a:b] for a, b in zip([0] + [e for _, e in sentence_breaks(text)],
+    ...                             [s for s, _ in sentence_breaks(text)] + [len(text)])]
+    ['Termin am 22. Juli bei Dr. Weber.', 'Es kostet 25 €.']
+    """
+    breaks = []
+    for match in _SENTENCE_END.finditer(text):
+        if match.group(0).startswith("\n") or not _no_end(text, match.start(), match.end()):
+            breaks.append((match.start(), match.end()))
+    return breaks
+
+
+def _no_end(text: str, stop: int, following: int) -> bool:
+    """Whether the full stop before ``stop`` ends no sentence (see :func:`sentence_breaks`)."""
+    if text[stop - 1 : stop] != ".":
+        return False
+    word = _LAST_WORD.search(text, max(0, stop - 12), stop - 1)
+    if word is None:
+        return False
+    last = word.group(0).lower()
+    if last in ABBREVIATIONS or (len(last) == 1 and last.isalpha() and word.group(0).isupper()):
+        return True
+    if last.isdigit() and len(last) <= 2:  # "22. Juli": a day before its month
+        after = _FIRST_WORD.match(text, following)
+        return after is not None and after.group(0).lower().rstrip(".") in MONTH_NUMBERS
+    return False
+
+
 def _pieces(text: str) -> list[tuple[str, int]]:
     """Sentences and list items with their offsets in ``text``."""
     pieces: list[tuple[str, int]] = []
     position = 0
-    for match in _SENTENCE_END.finditer(text):
-        pieces.append((text[position : match.start()], position))
-        position = match.end()
+    for end, start in sentence_breaks(text):
+        pieces.append((text[position:end], position))
+        position = start
     pieces.append((text[position:], position))
     return [(piece, start) for piece, start in pieces if piece.strip()]
 

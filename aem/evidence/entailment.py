@@ -41,9 +41,12 @@ from aem.evidence.stems import content_stems, stem
 from aem.evidence.support import ValueSupport, support_value
 from aem.vocabulary import (
     MONTH_ABBREVIATIONS_EN,
+    MONTH_NUMBERS,
     MONTHS_EN,
     STOP_WORDS,
+    WEEKDAY_NUMBERS,
     WEEKDAYS_EN,
+    language_of,
 )
 
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b(?:[A-ZА-ЯЁ][a-zа-яё]+|[A-ZА-ЯЁ]{2,})\b")
@@ -183,6 +186,7 @@ _NOT_NAMES = frozenset(
     {
         *("AM", "PM"),
         *(name.capitalize() for name in (*MONTHS_EN, *MONTH_ABBREVIATIONS_EN, *WEEKDAYS_EN)),
+        *(name.capitalize() for name in (*MONTH_NUMBERS, *WEEKDAY_NUMBERS)),
     }
 )
 
@@ -268,8 +272,12 @@ def _missing_name(claim: str, grounding: Grounding) -> MissingName | None:
     claim = _without_glosses(claim, text)
     label = _LABEL.match(claim)
     body = claim[label.end() :] if label and len(words(label.group(0))) <= 4 else claim
+    # German capitalises every noun: there only an acronym is surely a name.
+    nouns_capitalised = language_of(claim) == "de"
     for match in _NAME.finditer(body):
         name = match.group(0)
+        if nouns_capitalised and not name.isupper():
+            continue
         if name in _NOT_NAMES or _AFTER_COLON.search(body, 0, match.start()):
             continue  # a field's value starts capitalised: "Basic Economy: Sold Out"
         if name.lower() not in text and stem(name.lower()) not in stems:

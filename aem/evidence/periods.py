@@ -14,15 +14,18 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 
+from aem.compare.dates import find_dates
+from aem.model import Session
 from aem.vocabulary import MONTHS_RU_GENITIVE
 
 _TODAY = re.compile(
-    r"(?:today(?:'s date)? is|current date(?: is)?|date today:?|сегодня)\s*:?\s*"
-    r"(?:\w+,\s*)?(?P<day>\d{4}-\d{2}-\d{2})",
+    r"(?:today(?:'s date)? is|current date(?: is)?|date today:?|heute ist|hoy es|сегодня)"
+    r"\s*:?\s*",
     re.IGNORECASE,
 )
+_TODAY_REACH = 48  # the date follows its cue: "Today is Thursday, 7 May 2026"
 _LAST = r"(?:last|previous|past|прошл\w*|предыдущ\w*)"
 _THIS = r"(?:this|current|эт\w*|текущ\w*)"
 _UNITS = {
@@ -71,13 +74,21 @@ class RelativePeriod:
 def session_date(texts: Iterable[str], fallback: date | None) -> date | None:
     """The date the session says it is ("Today is 2026-04-10"), else ``fallback``."""
     for text in texts:
-        found = _TODAY.search(text)
-        if found:
-            try:
-                return date.fromisoformat(found["day"])
-            except ValueError:
-                continue
+        for cue in _TODAY.finditer(text):
+            following = text[cue.end() : cue.end() + _TODAY_REACH]
+            for span, _, _ in find_dates(following):
+                if not span.is_period:
+                    return span.start
     return fallback
+
+
+def day_of_session(session: Session, task_texts: Iterable[str] = ()) -> date | None:
+    """The session's day: a "today is" in the task or what its first turns were told,
+    else the day its first span started (UTC)."""
+    started = [s.start_unix_nano for s in session.spans if s.start_unix_nano > 0]
+    fallback = datetime.fromtimestamp(min(started) / 1e9, tz=UTC).date() if started else None
+    told = [text for turn in session.turns[:3] for text in turn.seen_inputs]
+    return session_date([*task_texts, *told], fallback)
 
 
 def relative_periods(texts: Iterable[str], today: date) -> list[RelativePeriod]:

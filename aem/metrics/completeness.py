@@ -21,7 +21,7 @@ from aem.compare.settings import CompareSettings
 from aem.evidence import SeenValues
 from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
 from aem.model import Evidence, MetricResult, Outcome, Turn
-from aem.vocabulary import FUNCTION_WORDS_EN
+from aem.vocabulary import FUNCTION_WORDS_EN, language_of
 
 NAME = "correctness.completeness"
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
@@ -60,6 +60,19 @@ def _lexically_covered(point: str, answer: str, settings: CompareSettings) -> bo
     return wanted <= _content_words(answer)
 
 
+def _other_language(point: str, answer_language: str | None) -> bool:
+    """Whether the answer is written in another read language than the key point."""
+    point_language = language_of(point) or "en"
+    return answer_language is not None and answer_language != point_language
+
+
+def _values_covered(point: str, answer: str, settings: CompareSettings) -> bool:
+    """Every value of the point is stated in the answer, and the point has one at least."""
+    values = extract_values(point, settings)
+    stated = SeenValues.gather([answer], settings)
+    return bool(values) and all(stated.states(value, settings) for value in values)
+
+
 class CompletenessSettings(MetricSettings):
     key_point_threshold: float = Field(
         default=0.6,
@@ -95,15 +108,25 @@ class Completeness(BaseMetric[CompletenessSettings]):
         if not sentences:
             yield _empty(final, said, len(key_points), threshold)
             return
-        covered, missing = _coverage(context, key_points, said, sentences, threshold)
-        score = len(covered) / len(key_points)
+        covered, missing, unchecked = _coverage(context, key_points, said, sentences, threshold)
+        if len(unchecked) == len(key_points):
+            yield result(
+                NAME,
+                final,
+                Outcome.SKIP,
+                f"not checked: the {len(unchecked)} key point(s) hold no value and are in "
+                "another language than the answer",
+            )
+            return
+        note = f"; {len(unchecked)} not checked (another language)" if unchecked else ""
+        score = len(covered) / (len(key_points) - len(unchecked))
         if missing:
             listed = "; ".join(f"{p!r} (best {s:.2f})" for p, _, s in missing)
             yield result(
                 NAME,
                 final,
                 Outcome.FAIL,
-                f"{len(missing)} of {len(key_points)} key points not covered: {listed}",
+                f"{len(missing)} of {len(key_points)} key points not covered: {listed}{note}",
                 score=score,
                 threshold=threshold,
                 evidence=[
@@ -121,7 +144,7 @@ class Completeness(BaseMetric[CompletenessSettings]):
                 NAME,
                 final,
                 Outcome.PASS,
-                f"all {len(key_points)} key points covered (cosine ≥ {threshold})",
+                f"all {len(covered)} key points covered (cosine ≥ {threshold}){note}",
                 score=score,
                 threshold=threshold,
             )
@@ -153,16 +176,29 @@ def _empty(final: Turn, said: str, points: int, threshold: float) -> MetricResul
 
 def _coverage(
     context: MetricContext, key_points: list[str], said: str, sentences: list[str], threshold: float
-) -> tuple[Coverage, Coverage]:
+) -> tuple[Coverage, Coverage, list[str]]:
     """Key points covered and missed: by words and values first, else by embedding."""
     covered: Coverage = []
     missing: Coverage = []
+    unchecked: list[str] = []
     settings = context.services.compare
     masked = [_mask_values(s, settings) for s in sentences]
+    answer_language = language_of(said)
     for point in key_points:
         if _lexically_covered(point, said, settings):
             covered.append((point, 0, 1.0))
             continue
+        if _other_language(point, answer_language):
+            # Values are compared in any language; words of another language are not:
+            # the point is covered by its values, missed by one the answer lacks, and
+            # not checked when it has none.
+            values = extract_values(point, settings)
+            if not values:
+                unchecked.append(point)
+                continue
+            found = _values_covered(point, said, settings)
+            (covered if found else missing).append((point, 0, 1.0 if found else 0.0))
+            continue
         index, similarity = context.comparator.best_match(_mask_values(point, settings), masked)
         (covered if similarity >= threshold else missing).append((point, index, similarity))
-    return covered, missing
+    return covered, missing, unchecked

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from typing import Any
 
 from pydantic import Field
@@ -32,10 +32,10 @@ from aem.evidence import (
     RelativePeriod,
     claimed_successes,
     contradiction,
+    day_of_session,
     is_distinctive,
     near_miss,
     relative_periods,
-    session_date,
     support_value,
     unrecovered_failures,
     worked_out_wrong,
@@ -46,19 +46,9 @@ from aem.model import Evidence, MetricResult, Outcome, Turn, TurnKind, Unverifie
 
 NAME = "correctness.truthfulness"
 _TEMPORAL = ("date", "period")
-_TEMPORAL_NAMES = (
-    "date",
-    "period",
-    "month",
-    "year",
-    "day",
-    "from",
-    "to",
-    "start",
-    "end",
-    "since",
-    "until",
-)
+# The bounds of a range a call asks for: a period fact (``"period": "2026-03"``) binds the
+# dates its bounds give, as ``start_date``/``end_date`` do.
+_RANGE_BOUNDS = frozenset({"start", "end", "from", "to", "since", "until", "begin"})
 
 
 def _as_day(value: date | datetime) -> date:
@@ -71,24 +61,32 @@ def _span(value: StatedValue) -> tuple[date, date]:
     return _as_day(start), _as_day(end)
 
 
-def _related(argument: str | None, fact: str, kind: str) -> bool:
+def _words(name: str) -> tuple[str, ...]:
+    """A name's words, however it is written: ``startDate``, ``start-date``, ``start_date``."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    return tuple(w for w in re.split(r"[\W_]+", spaced.lower()) if w)
+
+
+def _related(argument: str | None, fact: str, fact_value: StatedValue) -> bool:
+    """Whether the argument ``argument`` names the fact ``fact``: the same name in any
+    spelling, or a range's bound when the fact is a period. Why not "one name inside the
+    other": ``date_of_birth`` holds ``date`` and is another thing; a fact binds only a
+    value said of *it*, never another value of the same type."""
     if not argument:
         return False
-    a, f = argument.lower(), fact.lower()
-    if a in f or f in a:
+    words = _words(argument)
+    if words == _words(fact):
         return True
-    return (
-        kind in _TEMPORAL
-        and any(n in a for n in _TEMPORAL_NAMES)
-        and any(n in f for n in _TEMPORAL_NAMES)
-    )
+    if fact_value.kind != "period":
+        return False
+    return bool(_RANGE_BOUNDS & set(words)) and len(words) <= 2
 
 
 def _conflict(
     stated: StatedValue, fact_name: str, fact: StatedValue, argument: str | None, tolerance: float
 ) -> bool | None:
     """True: contradicts the fact; False: agrees with it; None: says nothing about it."""
-    related = _related(argument, fact_name, fact.kind)
+    related = _related(argument, fact_name, fact)
     if fact.kind in _TEMPORAL and stated.kind in _TEMPORAL:
         (fs, fe), (ss, se) = _span(fact), _span(stated)
         if fs <= ss and se <= fe:
@@ -165,10 +163,10 @@ class TruthfulnessSettings(MetricSettings):
         "that tool with equivalent arguments succeeded) fails the turn, naming the failed call",
     )
     support_date_slack_days: int = Field(
-        default=1,
+        default=0,
         ge=0,
-        description='"a day later" is reasoning, not invention: a stated day this close to a '
-        "seen date counts as supported; 0 makes dates exact",
+        description="a stated day this many days from a seen date counts as supported; 0 "
+        "(the default) makes dates exact: for a scheduler a day off is the error",
     )
 
 
@@ -232,6 +230,8 @@ class Truthfulness(BaseMetric[TruthfulnessSettings]):
             turn, stated, reference, context.facts, settings.number_rel_tol
         )
         conflicts += wrong_periods
+        if not narrates:
+            conflicts += _against_user_ids(context, turn, stated)
         agreements += len(right_periods)
         strict = context.services.verdicts.unsupported_fails
         proofs = [*conflicts, *support.contradicted, *(support.missing if strict else [])]
@@ -425,13 +425,47 @@ def _against_facts(
     return conflicts, agreements
 
 
+def _against_user_ids(
+    context: MetricContext, turn: Turn, stated: list[tuple[StatedValue, str | None]]
+) -> list[Evidence]:
+    """Arguments that are a near miss of an id the user typed (two digits swapped, one
+    changed: ``M-48231`` where the user wrote ``M-48213``) and that nothing the call saw
+    holds as such: the user's words bind the id, so the slip is a proof, case or none."""
+    arguments = [(v, a) for v, a in stated if a is not None and v.kind == "id"]
+    if not arguments:
+        return []
+    settings = context.services.compare
+    said = {
+        str(v.value): v.raw
+        for text in context.session.user_inputs
+        for v in extract_values(text, settings)
+        if v.kind == "id"
+    }
+    seen = context.seen(turn).values.ids
+    conflicts = []
+    for value, argument in arguments:
+        canonical = str(value.value)
+        if canonical in said or canonical in seen:
+            continue
+        slipped = next(
+            (raw for user_id, raw in said.items() if near_miss(canonical, user_id)), None
+        )
+        if slipped is not None:
+            conflicts.append(
+                Evidence(
+                    span_id=turn.span_ids[0],
+                    field=argument or "arguments",
+                    expected=f"the user wrote {slipped}",
+                    actual=value.raw,
+                )
+            )
+    return conflicts
+
+
 def _periods(context: MetricContext) -> list[RelativePeriod]:
     """The relative periods the user states ("last quarter"), bound to the session's
     date: a "today is" in what the agent was told, else when the session started."""
-    started = [s.start_unix_nano for s in context.session.spans if s.start_unix_nano > 0]
-    fallback = datetime.fromtimestamp(min(started) / 1e9, tz=UTC).date() if started else None
-    told = [text for turn in context.session.turns[:3] for text in turn.seen_inputs]
-    today = session_date([*context.task_texts, *told], fallback)
+    today = day_of_session(context.session, context.task_texts)
     if today is None:
         return []
     return relative_periods(context.session.user_inputs, today)

@@ -1,0 +1,114 @@
+"""Days named relative to today — "tomorrow", "nächsten Dienstag", "el próximo martes",
+"в следующий вторник", "in 3 days" — read as the date they denote on the session's day.
+
+Why: "Next Tuesday is 12 May 2026" after "Today is Thursday, 7 May 2026" states a date as
+plainly as "2026-05-12" does, only relative to the day it is said. Unread, it was a
+suspect in every correct session and a wrong weekday went through. The phrases are
+CLDR's (:data:`aem.vocabulary.RELATIVE_DAYS`), so every read language has the same ones.
+
+The session's day is what the agent was told ("Today is …"), else when the session ran;
+the evaluator keeps it in the session's cache (:func:`set_session_day`), so a text read
+outside an evaluation binds no relative day. A phrase whose readings disagree ("next
+Tuesday" said on a Monday: tomorrow, or the Tuesday a week later?) is not read: a
+relative day is a proof only where it names one day.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import date, timedelta
+
+from aem.sessioncache import Slot, active_cache
+from aem.vocabulary import RELATIVE_DAYS, alternation
+
+_SESSION_DAY: Slot[date | None] = Slot("session day")
+
+_PHRASE = re.compile(rf"(?<!\w)(?:{alternation(RELATIVE_DAYS)})(?!\w)", re.IGNORECASE)
+# "in 3 days", "in 3 Tagen", "dentro de 3 días", "через 3 дня": CLDR's future day and week
+# patterns with a digit count (counts in words are not read).
+_IN_UNITS = {
+    "day": (
+        "in {n} days?",
+        "in {n} tag(?:en)?",
+        "dentro de {n} días?",
+        "через {n} (?:день|дня|дней)",
+    ),
+    "week": (
+        "in {n} weeks?",
+        "in {n} wochen?",
+        "dentro de {n} semanas?",
+        "через {n} (?:неделю|недели|недель)",
+    ),
+}
+_IN = re.compile(
+    "|".join(
+        f"(?P<{unit}{i}>{form.format(n='(?P<n_' + unit + str(i) + '>[1-9][0-9]?)')})"
+        for unit, forms in _IN_UNITS.items()
+        for i, form in enumerate(forms)
+    ),
+    re.IGNORECASE,
+)
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;\n]\s*|[\"'«(]\s*)$")
+
+
+def set_session_day(day: date | None) -> None:
+    """Keep the session's day for the texts read during this evaluation."""
+    cache = active_cache()
+    if cache is not None:
+        cache.put(_SESSION_DAY, day)
+
+
+def session_day() -> date | None:
+    """The day relative days are read against, when an evaluation set one."""
+    cache = active_cache()
+    return cache.get(_SESSION_DAY, lambda: None) if cache is not None else None
+
+
+def resolve(phrase: str, today: date) -> date | None:
+    """The one day ``phrase`` names on ``today``, or None when its readings disagree.
+
+    >>> resolve("next Tuesday", date(2026, 5, 7)).isoformat()  # a Thursday
+    '2026-05-12'
+    >>> resolve("nächsten Dienstag", date(2026, 5, 11)) is None  # a Monday: ambiguous
+    True
+    >>> resolve("übermorgen", date(2026, 5, 7)).isoformat()
+    '2026-05-09'
+    """
+    found = RELATIVE_DAYS.get(" ".join(phrase.lower().split()))
+    if found is None:
+        return None
+    offset, weekday = found
+    if weekday is None:
+        return today + timedelta(days=offset)
+    # CLDR's week reading: that weekday in the week ``offset`` weeks from this one.
+    by_week = today + timedelta(days=weekday - today.weekday() + 7 * offset)
+    # The everyday reading: the coming (next), the most recent (last) such weekday.
+    ahead = (weekday - today.weekday()) % 7
+    if offset > 0:
+        nearest = today + timedelta(days=ahead or 7)
+    elif offset < 0:
+        nearest = today - timedelta(days=(today.weekday() - weekday) % 7 or 7)
+    else:
+        nearest = today + timedelta(days=ahead)
+    return by_week if by_week == nearest else None
+
+
+def find_relative_days(text: str, today: date) -> Iterator[tuple[date, int, int]]:
+    """Every relative day in ``text`` that names one day on ``today``, with its span.
+
+    A phrase CLDR writes in lower case that the text capitalises mid-sentence is another
+    word ("Guten Morgen" is a greeting, "morgen" is tomorrow).
+    """
+    for match in _PHRASE.finditer(text):
+        said = match.group(0)
+        if said[0].isupper() and not _SENTENCE_START.search(text[: match.start()]):
+            continue
+        day = resolve(said, today)
+        if day is not None:
+            yield day, match.start(), match.end()
+    for match in _IN.finditer(text):
+        unit = next(name for name, value in match.groupdict().items() if value and "_" not in name)
+        count = int(match[f"n_{unit}"])
+        days = count * (7 if unit.startswith("week") else 1)
+        yield today + timedelta(days=days), match.start(), match.end()
