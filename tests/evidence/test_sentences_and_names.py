@@ -1,0 +1,39 @@
+"""One sentence splitter for claims and bindings, and a record's ISO start binding the time
+said of it. (Case facts bound only by name: tests/bench/test_bench_domains.py, whose
+sessions pass a ``date_of_birth`` beside a case's ``date`` fact.)"""
+
+from __future__ import annotations
+
+import pytest
+
+from aem.compare.extract import extract_values
+from aem.compare.settings import CompareSettings
+from aem.evidence.bindings import Call, contradiction
+from aem.evidence.claims import sentence_pieces, split_claims
+
+
+@pytest.mark.parametrize(
+    ("text", "pieces"),
+    [
+        ("Termin am 22. Juli bei Dr. Weber. Es kostet 25 €.", 2),
+        ("Le atenderá Dra. María Gómez. Gracias por todo.", 2),
+        ("Запись на 11 сент. 2026 г. в 09:30. Вас примет Анна.", 2),
+        ("Contact J. Smith today. The fee is $25. Thanks a lot.", 3),
+        ("We meet in May. It costs $5.", 2),  # a whole month name ends a sentence
+    ],
+)
+def test_titles_ordinals_and_abbreviations_end_no_sentence(text: str, pieces: int) -> None:
+    assert len(sentence_pieces(text)) == pieces
+    assert all(not claim.text.endswith(("Dr.", "22.", "Dra.")) for claim in split_claims(text))
+
+
+def test_an_iso_start_binds_the_time_said_of_its_record() -> None:
+    settings = CompareSettings()
+    text = "Your appointment APT-20417 is on May 12, 2026 at 10:30 with Dr. Weber."
+    record = {"reference": "APT-20417", "start": "2026-05-12T09:30:00", "doctor": "Dr. Weber"}
+    time = next(v for v in extract_values(text, settings) if v.kind == "time")
+    found = contradiction(time, text, [Call("t2 get_appointment", {}, record)], settings)
+    assert found is not None and found.bound == "2026-05-12T09:30:00"
+    right = text.replace("10:30", "09:30")
+    time = next(v for v in extract_values(right, settings) if v.kind == "time")
+    assert contradiction(time, right, [Call("t2 get_appointment", {}, record)], settings) is None
