@@ -18,8 +18,15 @@ API key. A test case reaches AEM in one of three ways, first match wins:
 The score is the share of AEM's decided metric results (``pass`` / ``fail``, over every
 turn) that passed; ``threshold`` defaults to 1.0, so the test case succeeds exactly when
 AEM failed no metric. ``reason`` names each root-cause turn, its failed metrics and their
-explanations; ``score_breakdown`` is the pass share per metric; ``reports`` keeps AEM's
-``SessionReport`` objects. A test case AEM cannot read raises deepeval's own
+explanations, then each suspect turn and the claims left unverified; a suspect-only
+session scores 1.0 (nothing is proven wrong) and its reason says so. ``score_breakdown``
+is the pass share per metric; ``reports`` keeps AEM's ``SessionReport`` objects.
+
+Why ``results``: ``deepeval.evaluate`` measures copies of the metric, one per test case,
+and drops them; the copies share the metric's :class:`CaseVerdicts`, which keeps each
+test case's :class:`CaseResult` by name, so the metric the user holds has them after.
+
+A test case AEM cannot read raises deepeval's own
 ``MissingTestCaseParamsError`` / ``MismatchedTestCaseInputsError`` with ``error`` set, so
 ``ErrorConfig(ignore_errors=True)`` records it and goes on with the rest of the batch.
 """
@@ -31,6 +38,7 @@ import hashlib
 import json
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +46,7 @@ from aem.api import audit_paths
 from aem.cases import Case
 from aem.evaluate import Evaluator
 from aem.metrics.registry import ResolvedMetrics, resolve
-from aem.model import InputIssue, Outcome, SessionReport, SpanRecord
+from aem.model import InputIssue, Label, Outcome, SessionReport, SpanRecord, TurnVerdict
 from aem.settings import AemConfig
 from collectors.otlp import decode_json_traces
 from collectors.reading import assemble_all
@@ -59,6 +67,16 @@ class TestCaseError(ValueError):
         self.missing = missing
 
 
+@dataclass(frozen=True)
+class CaseResult:
+    """What AEM found in one test case: its session reports, score, breakdown and reason."""
+
+    reports: list[SessionReport]
+    score: float
+    score_breakdown: dict[str, float]
+    reason: str
+
+
 class CaseVerdicts:
     """AEM's session reports for one test case's trace, spans or fields.
 
@@ -76,6 +94,16 @@ class CaseVerdicts:
             self._resolved.config, self._cases, list(self._resolved.metrics)
         )
         self._lock = threading.Lock()
+        # every test case measured through this object, by name: deepeval measures copies
+        # of a metric, and the copies share this, so the metric the user holds sees them
+        self.results: dict[str, CaseResult] = {}
+
+    def record(self, name: str, reports: list[SessionReport]) -> CaseResult:
+        """Keep one test case's result under ``name`` (a later one of that name replaces it)."""
+        result = CaseResult(reports, *verdict_summary(reports))
+        with self._lock:
+            self.results[name] = result
+        return result
 
     def reports(
         self,
@@ -230,31 +258,57 @@ def verdict_summary(reports: Sequence[SessionReport]) -> tuple[float, dict[str, 
 
 def _reason(reports: Sequence[SessionReport], decided: int, passed: int) -> str:
     parts = []
+    suspects = 0
     for report in reports:
         turns = {t.turn_id: t for t in report.turns}
+        causes = {c.turn_id for c in report.root_causes}
         for cause in report.root_causes:
             turn = turns[cause.turn_id]
-            failed = "; ".join(
-                f"{m.name} failed: {m.explanation}"
-                for m in turn.metrics
-                if m.outcome is Outcome.FAIL
-            )
             parts.append(
                 f"root cause in session {report.session_id!r}, turn {cause.turn_id} "
-                f"({cause.kind.value} {cause.name!r}): {failed}"
+                f"({cause.kind.value} {cause.name!r}): {_failures(turn)}"
             )
         for turn in report.turns:
-            if turn.turn_id not in {c.turn_id for c in report.root_causes}:
+            where = f"session {report.session_id!r}, turn {turn.turn_id}"
+            if turn.turn_id not in causes:
                 for m in turn.metrics:
                     if m.outcome is Outcome.FAIL:
                         parts.append(
-                            f"session {report.session_id!r}, turn {turn.turn_id} "
-                            f"({turn.label.value}): {m.name} failed: {m.explanation}"
+                            f"{where} ({turn.label.value}): {m.name} failed: {m.explanation}"
                         )
+            doubts = _unverified(turn)
+            if turn.label is Label.SUSPECT:
+                suspects += 1
+                parts.append(
+                    f"suspect (nothing proven, look here first) in {where} "
+                    f"({turn.kind.value} {turn.name!r}): {doubts}"
+                )
+            elif doubts:
+                parts.append(f"{where} ({turn.label.value}): {doubts}")
     head = f"AEM: {passed} of {decided} metric results passed"
     if not decided:
         head = "AEM: no metric decided (every one skipped): nothing was checked"
+    if suspects:
+        head += f"; {suspects} suspect turn{'s' if suspects > 1 else ''}, nothing proven wrong"
     return head + ("; " + " | ".join(parts) if parts else ".")
+
+
+def _failures(turn: TurnVerdict) -> str:
+    return "; ".join(
+        f"{m.name} failed: {m.explanation}" for m in turn.metrics if m.outcome is Outcome.FAIL
+    )
+
+
+def _unverified(turn: TurnVerdict) -> str:
+    """``metric left unverified 'claim', 'claim'`` for each of the turn's unverified
+    results: the values nothing in the trace supports or contradicts."""
+    found = []
+    for m in turn.metrics:
+        if m.outcome is not Outcome.UNVERIFIED:
+            continue
+        claims = ", ".join(repr(c.claim) for c in m.unverified)
+        found.append(f"{m.name} left unverified {claims or m.explanation}")
+    return "; ".join(found)
 
 
 def _base_metric() -> type:
@@ -289,8 +343,47 @@ def _test_case_reports(verdicts: CaseVerdicts, test_case: Any) -> list[SessionRe
         raise kind(str(exc)) from None
 
 
+def _case_name(test_case: Any, verdicts: CaseVerdicts) -> str:
+    """The test case's name in ``results``: deepeval's ``name``, else its input, else
+    ``test case N`` in the order measured."""
+    name = getattr(test_case, "name", None) or getattr(test_case, "input", None)
+    return str(name) if name else f"test case {len(verdicts.results) + 1}"
+
+
+class _Results:
+    """What an ``AemMetric`` shows of its test cases (needs no deepeval): its own after
+    ``measure``, else every test case its copies measured."""
+
+    verdicts: CaseVerdicts
+    _own: CaseResult | None = None
+
+    @property
+    def results(self) -> dict[str, CaseResult]:
+        """Every test case measured by this metric or deepeval's copies of it, by name."""
+        return self.verdicts.results
+
+    @property
+    def reports(self) -> list[SessionReport]:
+        """AEM's reports of the test case measured; for a metric deepeval measured
+        through copies (``deepeval.evaluate``), those of every test case."""
+        if self._own is not None:
+            return self._own.reports
+        return [r for result in self.results.values() for r in result.reports]
+
+    @property
+    def score_breakdown(self) -> dict[str, float] | None:
+        """The pass share per AEM metric, over the same test cases as ``reports``."""
+        if self._own is not None:
+            return self._own.score_breakdown
+        return verdict_summary(self.reports)[1] if self.results else None
+
+    @score_breakdown.setter
+    def score_breakdown(self, value: Any) -> None:
+        """deepeval's base class sets it; AEM's is read off the results."""
+
+
 def _make_metric_class() -> type:
-    class AemMetric(_base_metric()):  # type: ignore[misc]
+    class AemMetric(_Results, _base_metric()):  # type: ignore[misc]
         """AEM's per-turn verdicts as one deepeval metric (see the module doc)."""
 
         def __init__(
@@ -313,18 +406,18 @@ def _make_metric_class() -> type:
             self.verbose_mode = verbose_mode
             # deepeval copies a metric per test case through __init__: the copies share it.
             self.verdicts = verdicts or CaseVerdicts(config, cases)
-            self.reports: list[SessionReport] = []
+            self._own: CaseResult | None = None
 
         def measure(self, test_case: Any, *args: Any, **kwargs: Any) -> float:
             self.error = None
             try:
-                self.reports = _test_case_reports(self.verdicts, test_case)
+                reports = _test_case_reports(self.verdicts, test_case)
             except Exception as exc:
                 self.error = str(exc)
                 raise
-            reports = self.reports
-            self.score, self.score_breakdown, reason = verdict_summary(reports)
-            self.reason = reason if self.include_reason else None
+            self._own = self.verdicts.record(_case_name(test_case, self.verdicts), reports)
+            self.score = self._own.score
+            self.reason = self._own.reason if self.include_reason else None
             self.success = self.is_successful()
             return float(self.score)
 

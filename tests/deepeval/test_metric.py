@@ -34,9 +34,22 @@ PYTHON = DEEPEVAL_VENV / "bin" / "python"
 # Appended to the trace-file block: deepeval's own result, as JSON.
 DUMP_RESULT = """
 import json as _json
-_json.dump([{"name": t.name, "success": m.success, "score": m.score, "reason": m.reason,
-             "error": m.error} for t in result.test_results for m in t.metrics_data],
+_json.dump({"rows": [{"name": t.name, "success": m.success, "score": m.score,
+                      "reason": m.reason, "error": m.error}
+                     for t in result.test_results for m in t.metrics_data],
+            "results": {n: {"breakdown": r.score_breakdown, "score": r.score,
+                            "sessions": [x.session_id for x in r.reports]}
+                        for n, r in metric.results.items()},
+            "reports": [x.session_id for x in metric.reports],
+            "breakdown": metric.score_breakdown},
            open("out.json", "w"))
+"""
+# Appended to the suspect block: the verdict and the reports the metric kept.
+DUMP_SUSPECT = """
+import json as _json
+_json.dump({"success": metric.success, "score": metric.score, "reason": metric.reason,
+            "breakdown": metric.score_breakdown,
+            "sessions": [r.session_id for r in metric.reports]}, open("out.json", "w"))
 """
 # Appended to the test-case block: the metric's verdict and the spans it evaluated.
 DUMP_MEASURE = """
@@ -106,8 +119,8 @@ def _failed(reports: list[SessionReport]) -> list[tuple[str, str]]:
 
 
 def test_trace_file_verdicts_are_aems_own(deepeval_venv: None, tmp_path: Path) -> None:
-    rows = run_in_deepeval(guide_block('"aem_trace"') + DUMP_RESULT, tmp_path)
-    by_name = {row["name"]: row for row in rows}
+    out = run_in_deepeval(guide_block("evaluate(") + DUMP_RESULT, tmp_path)
+    by_name = {row["name"]: row for row in out["rows"]}
     assert set(by_name) == {"march refunds", "weather", "missing file"}
     cases = aem.load_cases(SAMPLES / "cases.jsonl")
     for name, sample in (("march refunds", "march_refunds"), ("weather", "weather_genai")):
@@ -130,10 +143,38 @@ def test_trace_file_verdicts_are_aems_own(deepeval_venv: None, tmp_path: Path) -
     assert missing["success"] is False and missing["score"] is None
     assert "no such file or directory" in missing["error"]
     assert "no_such_run.otlp.jsonl" in missing["error"]
+    # After deepeval.evaluate the metric the user holds has what its copies measured.
+    assert set(out["results"]) == {"march refunds", "weather"}
+    for name, sample in (("march refunds", "march_refunds"), ("weather", "weather_genai")):
+        own = aem.audit_paths(SAMPLES / f"{sample}.otlp.jsonl", cases=cases).sessions
+        score, breakdown, _ = verdict_summary(own)
+        found = out["results"][name]
+        assert (found["score"], found["breakdown"]) == (score, breakdown)
+        assert found["sessions"] == [r.session_id for r in own]
+    assert sorted(out["reports"]) == ["refunds-march", "weather-genai"]
+    assert out["breakdown"]["correctness.truthfulness"] < 1.0  # march's failure is in it
+    assert (tmp_path / ".deepeval").is_dir()  # why .gitignore and the guide name it
+
+
+def test_a_suspect_only_session_succeeds_and_says_so(deepeval_venv: None, tmp_path: Path) -> None:
+    """The guide's suspect block: without the cases file the March run proves nothing
+    wrong; it scores 1.0, as the guide says, and the reason names the suspect turn and the
+    claims left unverified."""
+    out = run_in_deepeval(guide_block("no cases: nothing") + DUMP_SUSPECT, tmp_path)
+    own = aem.audit_paths(SAMPLES / "march_refunds.otlp.jsonl").sessions
+    assert [str(t.label) for r in own for t in r.turns if str(t.label) != "ok"] == ["suspect"]
+    score, breakdown, reason = verdict_summary(own)
+    assert score == 1.0
+    assert (out["success"], out["score"], out["reason"]) == (True, score, reason)
+    assert out["breakdown"] == breakdown
+    assert "1 suspect turn, nothing proven wrong" in out["reason"]
+    assert "turn t1" in out["reason"]
+    assert "'March 2025'" in out["reason"] and "'2025-03-01 to 2025-03-31'" in out["reason"]
+    assert out["sessions"] == ["refunds-march"]
 
 
 def test_test_case_fields_verdict_is_aems_own(deepeval_venv: None, tmp_path: Path) -> None:
-    out = run_in_deepeval(guide_block("metric.measure(case)") + DUMP_MEASURE, tmp_path)
+    out = run_in_deepeval(guide_block("retrieval_context=[") + DUMP_MEASURE, tmp_path)
     trace = tmp_path / "one_turn.otlp.jsonl"
     documents = one_turn_spans(out["input"], out["output"], out["context"])
     trace.write_text("".join(json.dumps(d) + "\n" for d in documents))
@@ -150,7 +191,7 @@ def test_test_case_fields_verdict_is_aems_own(deepeval_venv: None, tmp_path: Pat
 
 
 def test_without_the_invented_sentence_it_passes(deepeval_venv: None, tmp_path: Path) -> None:
-    code = guide_block("metric.measure(case)").replace(
+    code = guide_block("retrieval_context=[").replace(
         ' You will also get a $10 store credit for the "\n        "inconvenience.', ""
     )
     assert "$10" not in code, "the guide's answer changed: update this test"
