@@ -510,6 +510,8 @@ TOOL_READ_VERBS = frozenset(
         # shell commands that only read
         *("ls", "pwd", "du", "df", "cat", "grep", "head", "tail", "wc", "stat", "tree"),
         *("whoami", "diff"),
+        # verbs of tools that only produce text for the agent itself
+        *("think", "reflect"),
     }
 )
 TOOL_WRITE_VERBS = STATE_CHANGING_VERBS | {
