@@ -55,14 +55,11 @@ def match_tool_calls(
 ) -> ToolSetMatch:
     """Match the case's expected calls to the agent's calls as multisets.
 
-    Pairs are only ever made between calls to the same tool; among those the pairing
-    is optimal (fewest wrong arguments over the most pairs). ``order`` pairs
-    ``[before, after]`` (expected indexes) are checked on that pairing; nothing else
-    is ordered, so look-ups move freely. With ``match_tools``, only calls to those tools
-    can be extra; other calls are free. An extra call passes or fails by
-    ``settings.extra_mode`` and, under ``writes``, by its tool's effect (``effects``:
-    read verbs of its name unless declared otherwise). ``optional`` expected calls (the
-    required minimum is the rest) not made are ``not_required``, not missing.
+    Pairs are only made between calls to the same tool, optimally (fewest wrong arguments
+    over the most pairs); only ``order`` pairs ``[before, after]`` (expected indexes) are
+    ordered. With ``match_tools``, only calls to those tools can be extra. An extra call
+    passes by ``settings.extra_mode`` and its tool's ``effects`` (a look-up, under
+    ``writes``); ``optional`` expected calls not made are ``not_required``, not missing.
 
     >>> m = match_tool_calls(
     ...     [{"name": "f", "arguments": {"a": 1}}, {"name": "f", "arguments": {"a": 1, "b": 2}}],
@@ -81,27 +78,21 @@ def match_tool_calls(
     if len(blocks) > 1:
         pairs.sort(key=_by_expected)
         missing.sort()
-    not_required = [i for i in missing if i in optional] if optional else []
-    if not_required:
-        missing = [i for i in missing if i not in optional]
+    missing, not_required = _split_optional(missing, optional)
     extra = _extra_calls(actual, set(paired_actual.values()), match_tools)
-    kinds = _extra_effects(actual, extra, effects or NO_DECLARATIONS)
-    allowed = _allowed_extra(extra, kinds, settings.extra_mode)
+    kinds, allowed = _judge_extras(actual, extra, effects or NO_DECLARATIONS, settings.extra_mode)
     misordered = order_violations(order, paired_actual) if order else []
     ok = sum(1 for p in pairs if p.ok)
     required = len(calls) - len(not_required)
     score = ok / required if required else 1.0
-    passed = (
-        score >= settings.pass_threshold
-        and len(allowed) == len(extra)
-        and not (misordered and settings.order_violations_fail)
-    )
+    fails_order = bool(misordered) and settings.order_violations_fail
+    passed = score >= settings.pass_threshold and len(allowed) == len(extra) and not fails_order
     return ToolSetMatch(
         pairs,
         missing,
         extra,
         misordered,
-        min(score, 1.0),
+        score,
         settings.pass_threshold,
         passed,
         calls,
@@ -113,21 +104,24 @@ def match_tool_calls(
     )
 
 
-def _extra_effects(
-    actual: Sequence[ActualCall], extra: Sequence[int], effects: ToolEffects
-) -> dict[int, ToolEffect]:
-    """Each extra call's tool effect, and what says so."""
-    return {j: effects.of(actual[j].name) for j in extra}
+def _split_optional(missing: list[int], optional: Collection[int]) -> tuple[list[int], list[int]]:
+    """Expected calls not made: the required ones (missing) and the optional ones."""
+    if not optional:
+        return missing, []
+    return [i for i in missing if i not in optional], [i for i in missing if i in optional]
 
 
-def _allowed_extra(extra: Sequence[int], kinds: Mapping[int, ToolEffect], mode: str) -> list[int]:
-    """The extra calls that pass: none under ``fail``, look-ups under ``writes``, all
-    under ``allow``."""
+def _judge_extras(
+    actual: Sequence[ActualCall], extra: Sequence[int], effects: ToolEffects, mode: str
+) -> tuple[dict[int, ToolEffect], list[int]]:
+    """Each extra call's tool effect (and what says so), and the extra calls that pass:
+    none under ``fail``, look-ups under ``writes``, all under ``allow``."""
+    kinds = {j: effects.of(actual[j].name) for j in extra}
     if mode == "allow":
-        return list(extra)
+        return kinds, list(extra)
     if mode == "writes":
-        return [j for j in extra if kinds[j].reads]
-    return []
+        return kinds, [j for j in extra if kinds[j].reads]
+    return kinds, []
 
 
 def _exact_match(
