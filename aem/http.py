@@ -272,6 +272,7 @@ class HttpClient:
         self._in_flight: set[_Attempt] = set()
         self._closed = False
         self._closing = threading.Event()  # ends a pause between attempts
+        self._received = 0
 
     def request(
         self,
@@ -321,10 +322,17 @@ class HttpClient:
             timer.cancel()
             with self._lock:
                 self._in_flight.discard(attempt)
+                self._received += attempt.received
 
     @property
     def closed(self) -> bool:
         return self._closed
+
+    @property
+    def received_bytes(self) -> int:
+        """Bytes of answers this client has read, every attempt of every request: what a
+        caller bounding a whole read in bytes counts."""
+        return self._received
 
     def close(self) -> None:
         """Refuse new requests and cut the ones in flight: a shutdown must not wait on a

@@ -424,6 +424,33 @@ class FakeMlflow(_Fake):
         json_answer({"traces": found})(handler)
 
 
+class EndlessMlflow(FakeMlflow):
+    """An MLflow whose search answers a new page of ``search_page`` traces for ever, each
+    trace a session of its own (the weather sample renamed): a hostile experiment no
+    bound in pages alone ends before it has filled memory."""
+
+    def __init__(self, search_page: int = 100) -> None:
+        super().__init__(search_page=search_page)
+        self._sample = weather_session("endless", "endless")
+        self._lock = threading.Lock()
+        self.pages = 0
+
+    def _search(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        with self._lock:
+            self.pages += 1
+            page = self.pages
+        infos = [{"trace_id": f"tr-{page}-{n}", "tags": {}} for n in range(self.search_page)]
+        json_answer({"traces": infos, "next_page_token": f"page-{page}"})(handler)
+
+    def _batch_get(self, handler: BaseHTTPRequestHandler, trace_ids: list[str]) -> None:
+        found = []
+        for trace_id in trace_ids:
+            spans = renamed(self._sample, trace_id, conversation=f"conv-{trace_id}")
+            info = {"trace_id": trace_id, "tags": dict(spans[0].resource)}
+            found.append({"trace_info": info, "spans": list(otlp_spans(spans))})
+        json_answer({"traces": found})(handler)
+
+
 def _offset(token: Any, past_the_end: int) -> int:
     """Where a page token points (one the fake never gave: past the end)."""
     if token is None:

@@ -11,6 +11,13 @@ the whole request after ``request_seconds``, however the bytes trickle in;
 then Python's json with its recursion guard). A bound that is reached raises
 :class:`PullStopped` (:func:`bound_reached`): the source reports it as input it could not
 read and keeps what it read before (:meth:`ReadProgress.stop`).
+
+A bound in pages is not a bound on a read: a server that answers a new page of 100 traces
+forever passed 2 GB in ten minutes within 10,000 pages. So the read as a whole is bounded
+too — ``max_spans`` spans kept, ``max_bytes`` bytes received, ``max_seconds`` seconds —
+checked before every request (:meth:`ReadProgress.over`); the defaults keep a hostile
+read's audit under 1 GB and two minutes on a laptop, and an honest read that is larger raises
+them in the URL. Reaching one is, like any bound, an issue with what was read audited.
 """
 
 from __future__ import annotations
@@ -18,8 +25,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -32,13 +40,28 @@ from collectors.backends.base import BackendError
 DEFAULT_MAX_PAGE_BYTES = 64 * 1024 * 1024
 DEFAULT_REQUEST_SECONDS = 60.0
 DEFAULT_MAX_PAGES = 10_000
+# The whole read's bounds. Measured (bench/backends/endless_search.py): an audit holds
+# about 10 KB per span read through evaluation, over ~270 MB of its own, and evaluates
+# ~1,500 spans/s on a shared core — so 50,000 spans stay under 1 GB, and a read cut at 60 s
+# has its verdicts within two minutes. An honest larger read raises them in the URL.
+DEFAULT_MAX_SPANS = 50_000
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+DEFAULT_MAX_SECONDS = 60.0
 # Asked again: a busy or restarting server, and a 500 (a backend restarting says that too).
 RETRY_STATUSES = BUSY_STATUSES | {500}
 # A record (one span, one trace) nested deeper than this is refused: attribute values
 # nest at most 100 levels in a file (collectors.otlp), and code that walks a value
 # recursively must not meet one deeper than Python's recursion limit allows.
 MAX_RECORD_DEPTH = 128
-LIMIT_KEYS = ("max_page_bytes", "request_seconds", "max_pages")
+LIMIT_KEYS = (
+    "max_page_bytes",
+    "request_seconds",
+    "max_pages",
+    "max_spans",
+    "max_bytes",
+    "max_seconds",
+)
+_SECONDS_KEYS = frozenset({"request_seconds", "max_seconds"})
 
 
 class PullStopped(BackendError):
@@ -54,11 +77,16 @@ class PullStopped(BackendError):
 @dataclass(frozen=True)
 class PullLimits:
     """The bounds of one source, set by its URL (``?max_page_bytes=…&request_seconds=…
-    &max_pages=…``); generous by default, so only a hostile or broken server meets them."""
+    &max_pages=…``, and for the whole read ``max_spans``, ``max_bytes``, ``max_seconds``);
+    generous by default, so only a hostile or broken server (or a read larger than a
+    laptop holds) meets them."""
 
     max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
     request_seconds: float = DEFAULT_REQUEST_SECONDS
     max_pages: int = DEFAULT_MAX_PAGES
+    max_spans: int = DEFAULT_MAX_SPANS
+    max_bytes: int = DEFAULT_MAX_BYTES
+    max_seconds: float = DEFAULT_MAX_SECONDS
 
     @classmethod
     def from_query(cls, query: Mapping[str, list[str]], backend: str) -> PullLimits:
@@ -69,7 +97,7 @@ class PullLimits:
                 continue
             text = query[key][-1]
             try:
-                value = float(text) if key == "request_seconds" else int(text)
+                value = float(text) if key in _SECONDS_KEYS else int(text)
             except ValueError:
                 value = 0
             if not (value > 0 and math.isfinite(value)):
@@ -154,11 +182,33 @@ def deeper_than(value: Any, limit: int) -> bool:
 
 @dataclass
 class ReadProgress:
-    """What one read of a source has got so far, for the message when it stops."""
+    """What one read of a source has got so far, for the message when it stops, and
+    whether it has reached a bound of the whole read (:meth:`over`)."""
 
     source: str
     pages: int = 0
     records: int = 0
+    limits: PullLimits = field(default_factory=PullLimits)
+    started: float = field(default_factory=time.monotonic)
+
+    def over(self, received_bytes: int) -> PullStopped | None:
+        """The bound of the whole read this read has reached (spans kept, bytes received
+        — ``received_bytes`` — or seconds since it started), as the :class:`PullStopped`
+        that ends it; ``None`` while it may ask for more."""
+        limits = self.limits
+        seconds = time.monotonic() - self.started
+        if self.records >= limits.max_spans:
+            reached = f"{self.records:,} spans, the most one read keeps (max_spans)"
+        elif received_bytes >= limits.max_bytes:
+            reached = f"{received_bytes:,} bytes received, the most one read takes (max_bytes)"
+        elif seconds >= limits.max_seconds:
+            reached = f"{seconds:,.0f} s, the longest one read takes (max_seconds)"
+        else:
+            return None
+        return PullStopped(
+            f"the read reached {reached}; a larger read sets it higher in the URL "
+            "(?max_spans=…&max_bytes=…&max_seconds=…) or a narrower one uses --since/--until"
+        )
 
     def stop(self, exc: PullStopped, where: str, issues: list[InputIssue]) -> None:
         """Report a bound reached at ``where`` (``PAGE`` of the source) as input not read,

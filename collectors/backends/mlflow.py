@@ -114,11 +114,15 @@ class MlflowSource(DeferredIssues):
         past its deadline, or a search that cannot go on, ends the read with an issue."""
         self.take_deferred(issues)
         experiment_id = self.experiment_id()
-        progress = ReadProgress(self.name)
+        progress = ReadProgress(self.name, limits=self.rest.limits)
         now = time.time_ns()
         for trace_ids in self._trace_id_pages(experiment_id, window, progress, issues):
             for start in range(0, len(trace_ids), self.traces_per_batch):
                 group = trace_ids[start : start + self.traces_per_batch]
+                reached = progress.over(self.rest.received_bytes)
+                if reached is not None:
+                    progress.stop(reached, f"traces {group[0]}…", issues)
+                    return
                 try:
                     spans = self._group(group, experiment_id, window, issues)
                 except PullStopped as exc:
@@ -173,6 +177,10 @@ class MlflowSource(DeferredIssues):
             if number > self.rest.limits.max_pages:
                 too_many = f"more pages than {self.rest.limits.max_pages:,} (max_pages)"
                 progress.stop(PullStopped(too_many), where, issues)
+                return
+            reached = progress.over(self.rest.received_bytes)
+            if reached is not None:
+                progress.stop(reached, where, issues)
                 return
             try:
                 page = self.rest.call("POST", SEARCH_PATH, body=body)

@@ -125,6 +125,11 @@ class MlflowRest:
             raise BackendError(f"mlflow {page} answered {answer.status}: {answer.text(300)}")
         return _json_object(answer, page)
 
+    @property
+    def received_bytes(self) -> int:
+        """Bytes of answers read so far (the whole read's ``max_bytes`` counts them)."""
+        return self._client.received_bytes
+
     def close(self) -> None:
         self._client.close()
 

@@ -324,13 +324,17 @@ class PhoenixSource(DeferredIssues):
         than ``max_pages`` pages — each ends the read with an issue, what came before kept
         (:meth:`ReadProgress.stop`)."""
         path = f"/v1/projects/{quote(self._project, safe='')}/spans"
-        progress = ReadProgress(self._name)
+        progress = ReadProgress(self._name, limits=self._limits)
         followed: set[bytes] = set()
         with self._client() as client:
             for page in range(1, self._limits.max_pages + 2):
                 if page > self._limits.max_pages:
                     too_many = f"more pages than {self._limits.max_pages:,} (max_pages)"
                     progress.stop(PullStopped(too_many), f"page {page}", issues)
+                    return
+                reached = progress.over(client.received_bytes)
+                if reached is not None:
+                    progress.stop(reached, f"page {page}", issues)
                     return
                 try:
                     body = self._page(client, path, params, page)

@@ -18,6 +18,7 @@ import pytest
 
 from collectors.backends.mlflow import LATE_ARRIVAL_SECONDS
 from tests.hostile_backend_kit import (
+    EndlessMlflow,
     FakeMlflow,
     declared,
     deep,
@@ -228,3 +229,28 @@ def test_bounds_and_the_overlap_are_url_settings() -> None:
     assert default.late_arrival_nanos == LATE_ARRIVAL_SECONDS * 10**9  # type: ignore[attr-defined]
     code, _, err, _ = audit("mlflow://127.0.0.1:1/exp?page=2")
     assert code == 2 and "mlflow: unknown URL parameter(s) page" in err
+
+
+@pytest.mark.parametrize(
+    ("bound", "said"),
+    [
+        ({"max_spans": 300}, "spans, the most one read keeps (max_spans)"),
+        ({"max_bytes": 400_000}, "bytes received, the most one read takes (max_bytes)"),
+        ({"max_seconds": 3}, "the longest one read takes (max_seconds)"),
+    ],
+    ids=["spans", "bytes", "seconds"],
+)
+def test_a_search_that_pages_for_ever_ends_at_the_whole_reads_bound(
+    bound: dict[str, int], said: str
+) -> None:
+    """Was: a new page of 100 traces for ever read 82,700 traces and 2 GB in 600 s, still
+    within max_pages; the read as a whole is bounded, and what it read is audited."""
+    with EndlessMlflow(search_page=20) as endless_search:
+        code, report, err, seconds = audit(endless_search.url(**bound))
+    assert code in (0, 1), err
+    assert seconds < 60 and len(report["sessions"]) >= 1
+    message = issue(report, "unreadable")["message"]
+    assert said in message and "the rest of the source was not read" in message
+    assert "skipped; the verdicts cover the rest" in err
+    if "max_spans" in bound:
+        assert 300 <= report["spans_read"] < 300 + 10 * 6  # one batchGet group past it at most

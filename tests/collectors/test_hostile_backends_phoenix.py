@@ -155,14 +155,25 @@ def test_an_integer_cursor_ends_the_read(phoenix: FakePhoenix) -> None:
     assert "'next_cursor' is not a string (got int '3')" in stop_issue(report, 2)["message"]
 
 
-def test_pages_without_end_stop_at_max_pages(phoenix: FakePhoenix) -> None:
+@pytest.mark.parametrize(
+    ("bound", "said"),
+    [
+        ({"max_pages": 6}, "more pages than 6 (max_pages)"),
+        ({"max_seconds": 2}, "the longest one read takes (max_seconds)"),
+    ],
+    ids=["pages", "seconds"],
+)
+def test_pages_without_end_stop_at_a_bound(
+    phoenix: FakePhoenix, bound: dict[str, int], said: str
+) -> None:
     fresh = iter(range(10**9))
     phoenix.next_cursor = lambda page, real: real or f"more-{next(fresh)}"
-    code, report, err, _ = audit(phoenix.url(max_pages=6))
+    code, report, err, seconds = audit(phoenix.url(**bound))
     assert code in (0, 1), err
-    assert len(phoenix.requests) == 6
-    assert sessions(report) == ["conv-a", "conv-b", "conv-c"]
-    assert "more pages than 6 (max_pages)" in stop_issue(report, 7)["message"]
+    assert seconds < 20 and sessions(report) == ["conv-a", "conv-b", "conv-c"]
+    pages = len(phoenix.requests)
+    assert pages == 6 if "max_pages" in bound else pages > 6
+    assert said in stop_issue(report, pages + 1)["message"]
 
 
 def test_a_page_nested_100000_deep_is_refused_and_the_rest_audited(
@@ -306,3 +317,12 @@ def test_a_hostile_retry_after_on_the_first_page_is_exit_2_naming_the_backend(
     assert "OverflowError" not in err and "Traceback" not in err
     assert f"127.0.0.1:{phoenix.port}" in err and "answered 503: busy" in err
     assert seconds < 30  # the source's own backoff, not the header's
+
+
+def test_the_whole_read_stops_at_max_spans_and_what_was_read_is_audited(
+    phoenix: FakePhoenix,
+) -> None:
+    code, report, err, _ = audit(phoenix.url(max_spans=5))
+    assert code in (0, 1), err
+    assert sessions(report) == ["conv-a"] and report["spans_read"] == 5
+    assert "5 spans, the most one read keeps (max_spans)" in stop_issue(report, 2)["message"]
