@@ -20,6 +20,14 @@ How turns are matched, and why:
 Sessions of the two runs are paired by session id, else by the first user message
 (whitespace and case folded): "the same task" without a case file.
 
+Why a block is matched in two passes: matching calls value by value compares every call
+of one run's block with every call of the other's, so one model turn with 3,000 parallel
+calls took minutes and gigabytes. Calls identical to the letter (name and arguments,
+canonical JSON) are paired first by hashing, in linear time; only what is left is
+compared as values, tool by tool (calls of two tools never match), and a tool with more
+than :data:`MAX_VALUE_MATCHED` calls left on a side is not compared further: the first
+of them is the divergence, with a reason that says so.
+
 >>> from aem.testing import make_session, make_tool_call, make_turn
 >>> before = make_session(make_tool_call("get", {"id": 1}), make_turn("answer", text="ok"))
 >>> after = make_session(make_tool_call("get", {"id": 2}), make_turn("answer", text="ok"))
@@ -30,6 +38,8 @@ Sessions of the two runs are paired by session id, else by the first user messag
 
 from __future__ import annotations
 
+import json
+from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -42,6 +52,9 @@ from aem.model import Session, Turn, TurnKind
 
 # Every call counts, in any order: a divergence is any difference in what was called.
 _EXACT = MatchSettings(pass_threshold=1.0, extra_calls_fail=True)
+# Calls of one tool left on a side, after identical ones were paired, that are still
+# compared value by value (a pairing that costs the product of the two sides).
+MAX_VALUE_MATCHED = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,19 +111,19 @@ def steps(turns: Sequence[Turn]) -> list[Step]:
     >>> [(st.kind.value, len(st.turns)) for st in steps(s.turns)]
     [('tool_call', 2), ('answer', 1)]
     """
-    out: list[Step] = []
+    groups: list[list[Turn]] = []
     for turn in sorted(turns, key=lambda t: t.index):
-        last = out[-1] if out else None
+        last = groups[-1][-1] if groups else None
         if (
             turn.kind is TurnKind.TOOL_CALL
             and last is not None
             and last.kind is TurnKind.TOOL_CALL
-            and last.turns[-1].model_span_id == turn.model_span_id
+            and last.model_span_id == turn.model_span_id
         ):
-            out[-1] = Step(last.kind, (*last.turns, turn))
+            groups[-1].append(turn)  # one list grown, not a tuple copied per call
         else:
-            out.append(Step(turn.kind, (turn,)))
-    return out
+            groups.append([turn])
+    return [Step(group[0].kind, tuple(group)) for group in groups]
 
 
 def _call(turn: Turn) -> tuple[str, Mapping[str, Any]]:
@@ -135,8 +148,74 @@ def _call_text(turn: Turn) -> str:
     return f"{name}({inner})"
 
 
+def _key(turn: Turn) -> str:
+    """A call to the letter: its name and arguments as canonical JSON."""
+    name, arguments = _call(turn)
+    return json.dumps([name, arguments], sort_keys=True, default=str, ensure_ascii=False)
+
+
+def _unpaired(before: Step, after: Step) -> tuple[list[Turn], list[Turn]]:
+    """Each side's calls left once calls identical to the letter are paired (hashing:
+    linear in the block), in their order."""
+    waiting: dict[str, deque[int]] = defaultdict(deque)
+    for i, turn in enumerate(before.turns):
+        waiting[_key(turn)].append(i)
+    paired: set[int] = set()
+    rest_after: list[Turn] = []
+    for turn in after.turns:
+        same = waiting.get(_key(turn))
+        if same:
+            paired.add(same.popleft())
+        else:
+            rest_after.append(turn)
+    rest_before = [t for i, t in enumerate(before.turns) if i not in paired]
+    return rest_before, rest_after
+
+
 def _block_difference(before: Step, after: Step, step: int) -> DivergentTurn | None:
     """The first turn of ``after`` at which its calls differ from ``before``'s, or None."""
+    old, new = _unpaired(before, after)
+    if not old and not new:
+        return None
+    by_tool: dict[str, tuple[list[Turn], list[Turn]]] = defaultdict(lambda: ([], []))
+    for turn in old:
+        by_tool[_call(turn)[0]][0].append(turn)
+    for turn in new:
+        by_tool[_call(turn)[0]][1].append(turn)
+    found = [_tool_difference(b, a, step, after) for b, a in by_tool.values()]
+    differences = [d for d in found if d is not None]
+    if not differences:
+        return None
+    order = {t.turn_id: j for j, t in enumerate(after.turns)}
+    return min(differences, key=lambda d: order.get(d.after_turn_id or "", len(order)))
+
+
+def _tool_difference(
+    old: list[Turn], new: list[Turn], step: int, block: Step
+) -> DivergentTurn | None:
+    """The first divergence among one tool's calls left unpaired (value-matched when the
+    block is small enough); a call only the earlier run made is placed at the end of the
+    later run's ``block``."""
+    if len(old) > MAX_VALUE_MATCHED or len(new) > MAX_VALUE_MATCHED:
+        turn = (new or old)[0]
+        return DivergentTurn(
+            step=step,
+            before_turn_id=old[0].turn_id if old else None,
+            after_turn_id=(new or block.turns)[0].turn_id,
+            reason=f"{_call_text(turn)}: {len(old):,} call(s) before and {len(new):,} now of "
+            "this tool differ to the letter, more than "
+            f"{MAX_VALUE_MATCHED:,} to compare value by value (MAX_VALUE_MATCHED)",
+        )
+    found = _value_difference(
+        Step(TurnKind.TOOL_CALL, tuple(old)), Step(TurnKind.TOOL_CALL, tuple(new)), step
+    )
+    if found is not None and found.after_turn_id is None:
+        found.after_turn_id = block.turns[-1].turn_id
+    return found
+
+
+def _value_difference(before: Step, after: Step, step: int) -> DivergentTurn | None:
+    """The first turn of ``after`` whose call matches none of ``before``'s as values."""
     found = _match(before, after)
     if found.passed:
         return None
@@ -165,7 +244,7 @@ def _block_difference(before: Step, after: Step, step: int) -> DivergentTurn | N
     return DivergentTurn(
         step=step,
         before_turn_id=skipped.turn_id,
-        after_turn_id=after.turns[-1].turn_id,
+        after_turn_id=after.turns[-1].turn_id if after.turns else None,
         reason=f"{_call_text(skipped)} was not called this time",
     )
 

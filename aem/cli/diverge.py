@@ -24,6 +24,7 @@ from aem.evaluate import Evaluator
 from aem.model import InputIssue, Session
 from aem.report.terminal import output_console
 from aem.settings import AemConfig
+from aem.terminaltext import escape_controls
 from collectors.reading import SessionReading
 
 
@@ -91,18 +92,23 @@ def diverge(
     else by their first user message; turns by kind, tool and arguments (compared as AEM
     compares values; calls one decision made together in any order).
 
-    Exit code 1 when a session diverged, else 0.
+    Exit code 1 when a session diverged, else 0; 2 when either run has no session that
+    can be read (an empty or unreadable file is not a run that did not diverge).
     """
     issues: list[InputIssue] = []
     try:
         settings = load_config(config, set_ or [])
-        result = diverge_runs(
-            read_sessions(before, settings, issues), read_sessions(after, settings, issues)
-        )
+        earlier = read_sessions(before, settings, issues)
+        later = read_sessions(after, settings, issues)
     except (OSError, ValueError) as exc:
         fail(exc)
     for issue in issues:
-        Console(stderr=True).print(f"skipped: {issue.message}", markup=False)
+        Console(stderr=True).print(f"skipped: {escape_controls(issue.message)}", markup=False)
+    for path, sessions, which in ((before, earlier, "earlier"), (after, later, "later")):
+        if not sessions:  # "no divergence" would be a verdict on nothing
+            seen = " (see the skipped input above)" if issues else ""
+            fail(f"{path}: no session could be read from the {which} run{seen}; nothing to compare")
+    result = diverge_runs(earlier, later)
     if html is not None:
         _write_compare(before, after, settings, result, html)
     if json_:

@@ -224,3 +224,50 @@ def test_cli_writes_the_compare_page_with_the_divergence_first(
     section = html[html.index('id="divergence"') :]
     assert "run-1 → run-3" in section and "14C" in section
     assert html.index('id="divergence"') < html.index('id="ranking"')
+
+
+@pytest.mark.parametrize("side", ["before", "after"])
+def test_cli_an_empty_or_unreadable_run_is_exit_2_not_no_divergence(
+    runs: tuple[Path, Path, Path], tmp_path: Path, side: str
+) -> None:
+    """Was: /dev/null or a file of one unreadable line exited 0, "no divergence"."""
+    before, same, _ = runs
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("{" + "x" * 1000 + "\n")
+    for nothing in (Path("/dev/null"), broken):
+        pair = (nothing, same) if side == "before" else (before, nothing)
+        result = CliRunner().invoke(app, ["diverge", *map(str, pair)], env={"COLUMNS": "200"})
+        assert result.exit_code == 2, result.stdout
+        assert "no session could be read" in result.stderr and str(nothing) in result.stderr
+        assert "no divergence" not in result.stdout
+
+
+def _block(calls: int, *, changed: int | None = None) -> Session:
+    turns = [_model(model_span="m1")]
+    for n in range(calls):
+        city = "Oslo" if n == changed else f"city-{n}"
+        turns.append(_call("weather", {"city": city, "day": n % 7}, "m1"))
+    turns.append(t.make_turn("answer", text="done"))
+    return _run(*turns)
+
+
+def test_a_parallel_block_of_3000_calls_is_matched_by_hash_then_by_value() -> None:
+    """Was: 3,000 parallel calls, killed at 338 s and 3 GB (every call compared with every
+    call); identical calls are now paired by hashing and only the rest value by value."""
+    shuffled = _block(3000)
+    turns = list(shuffled.turns)
+    turns[1:-1] = list(reversed(turns[1:-1]))  # one decision: order does not count
+    same = diverge_sessions(_block(3000), _run(*[tu.model_copy() for tu in turns]))
+    assert not same.diverged
+    found = diverge_sessions(_block(3000), _block(3000, changed=1234))
+    assert found.first is not None and found.first.after_turn_id == "t1236"
+    assert "weather(city='Oslo', day=2) called with other arguments" in found.first.reason
+
+
+def test_a_block_too_different_to_compare_value_by_value_says_so() -> None:
+    before = _block(500)
+    calls = [_call("weather", {"city": f"other-{n}"}, "m1") for n in range(500)]
+    after = _run(_model(model_span="m1"), *calls, t.make_turn("answer", text="done"))
+    found = diverge_sessions(before, after)
+    assert found.first is not None
+    assert "more than 200 to compare value by value (MAX_VALUE_MATCHED)" in found.first.reason
