@@ -12,9 +12,12 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from aem.serve.settings import UnusableSetting
+from aem.serve.storelock import StoreLock
 from tests.serve.conftest import PY, ROOT, send, wait_for
 from tests.serve.expected import CASES, SAMPLES
 
@@ -122,3 +125,52 @@ def test_a_second_server_on_the_same_store_refuses_naming_the_first(serve_factor
     assert f"pid {first.proc.pid}" in flat
     assert "Traceback" not in done.stderr
     assert first.stop() == 0  # the first one is untouched
+
+
+def _lock_path_as(kind: str, spool: Path) -> None:
+    lock = Path(f"{spool}.lock")
+    if kind == "directory":
+        lock.mkdir()
+    elif kind == "dangling symlink":
+        lock.symlink_to(spool.parent / "gone" / "nowhere.lock")
+    else:
+        (spool.parent / "elsewhere.lock").write_text("")
+        lock.symlink_to(spool.parent / "elsewhere.lock")
+
+
+@pytest.mark.parametrize("kind", ["directory", "dangling symlink", "symlink"])
+def test_a_lock_path_that_is_no_plain_file_is_an_error_not_skipped(
+    tmp_path: Path, kind: str
+) -> None:
+    """Was: the lock was given up and two servers ran on one spool."""
+    spool = tmp_path / "spool.sqlite"
+    _lock_path_as(kind, spool)
+    with pytest.raises(UnusableSetting) as refused:
+        StoreLock(spool).acquire()
+    message = str(refused.value)
+    assert f"the lock of {spool}, {spool}.lock, is a " in message
+    assert "a second aem serve could run on the same spool" in message
+
+
+def test_aem_serve_with_a_directory_as_its_lock_exits_2_naming_it(tmp_path: Path) -> None:
+    spool = tmp_path / "spool.sqlite"
+    _lock_path_as("directory", spool)
+    command = [
+        PY, "-c", "from aem.cli import main; main()", "serve",
+        "--set", "serve.grpc_port=0", "--set", "serve.http_port=0",
+        "--set", f'serve.spool_path="{spool}"', "--set", "serve.workers=0",
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert f"{spool}.lock, is a directory" in " ".join(done.stderr.split())
+    assert not spool.exists()  # nothing was started on the spool
+
+
+def test_two_locks_on_one_spool_one_holds_the_other_is_refused(tmp_path: Path) -> None:
+    spool = tmp_path / "spool.sqlite"
+    first = StoreLock(spool).acquire()
+    with pytest.raises(UnusableSetting, match="in use by another aem serve"):
+        StoreLock(spool).acquire()
+    first.release()
+    StoreLock(spool).acquire().release()  # released: the next start takes it
