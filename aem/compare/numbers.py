@@ -11,11 +11,21 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from babel.numbers import get_currency_symbol
+
 from aem.compare.result import Comparison
 from aem.compare.settings import CompareSettings
-from aem.vocabulary import CURRENCY_CODES, MAGNITUDE_WORDS, NUMBER_WORDS
+from aem.vocabulary import CURRENCY_CODES, MAGNITUDE_WORDS, NUMBER_WORDS, READ_LANGUAGES
 
 CURRENCY_SYMBOLS = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₽": "RUB", "₹": "INR"}
+# The symbols CLDR writes in the read languages that are neither a bare sign nor the code
+# ("US$", "CA$", "AU$", "CN¥"), from babel: "12,50 US$" is Spanish for $12.50.
+CURRENCY_SYMBOLS |= {
+    str(symbol): code
+    for code in CURRENCY_CODES
+    for language in READ_LANGUAGES
+    if len(symbol := get_currency_symbol(code, language)) > 1 and symbol != code
+}
 _MAGNITUDES = {
     "k": 1e3,
     "K": 1e3,
@@ -95,7 +105,9 @@ KNOWN_UNITS = {
     "доллара": "USD",
 }
 
-_CUR_SYM = "".join(re.escape(s) for s in CURRENCY_SYMBOLS)
+_CUR_SYM = "".join(re.escape(s) for s in CURRENCY_SYMBOLS if len(s) == 1)
+# A currency sign: one character, or a lettered one ("US$"), longest first.
+_SYM_ANY = "|".join(re.escape(s) for s in sorted(CURRENCY_SYMBOLS, key=len, reverse=True))
 _CODES = "|".join(CURRENCY_CODES)
 _BODY = r"""
 (?P<num>
@@ -113,7 +125,9 @@ _BODY += (
 # ($-5) but not a code (``CHF-1`` is an id).
 _PREFIX = (
     rf"(?:(?P<sign>[-+−])?"
-    rf"(?:(?P<sym>[{_CUR_SYM}])\s?(?P<sign2>[-+−])?|(?-i:(?P<code>{_CODES}))\s)?)"
+    rf"(?:(?P<sym>{_SYM_ANY})\s?(?P<sign2>[-+−])?|(?-i:(?P<code>{_CODES}))"
+    # A code glued to an amount with cents ("RUB435.00", as CLDR writes it in English).
+    rf"(?:\s|(?=\d[\d,.]*[.,]\d\d(?!\d))))?)"
 )
 _WHOLE = re.compile(
     rf"^\s*{_PREFIX}{_BODY}\s?(?P<post>%|[{_CUR_SYM}]|[^\W\d_][^\W\d_/²³]{{0,11}})?\s*$",
@@ -124,7 +138,7 @@ _IN_TEXT = re.compile(
     # A hyphen before a number joins it to a word (``ORD-42``) unless a number precedes
     # it: the second end of a range (``3-5 days``) is a number as ``3–5`` and ``3 to 5``'s is.
     rf"(?<![\w.,/#:])(?<!(?<![\d\s])-){_PREFIX}{_BODY}"
-    rf"(?:\s?(?P<post>%|[{_CUR_SYM}]|(?-i:{_CODES})(?![^\W\d_])|(?:{_UNIT_WORDS})(?![^\W\d_])))?"
+    rf"(?:\s?(?P<post>%|{_SYM_ANY}|(?-i:{_CODES})(?![^\W\d_])|(?:{_UNIT_WORDS})(?![^\W\d_])))?"
     r"(?![\w]|[.,]\d)",
     re.VERBOSE,
 )

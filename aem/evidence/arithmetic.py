@@ -22,6 +22,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from aem.compare.extract import extract_values
+
 _OPERATORS: dict[type, Callable[[float, float], float]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -44,6 +46,8 @@ _LATEX_OPERATORS = (
 _FRACTION = re.compile(r"\\frac\{([^{}]*)\}\{([^{}]*)\}")
 _ROOT = re.compile(r"\\sqrt\{([^{}]*)\}")
 _GROUPED = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+# A currency's code or sign, or a comma between digits: text an amount may be written in.
+_CURRENCY_HINT = re.compile(r"[A-Z]{3}|[$€£¥₽]|\d,\d|руб")
 _EXPRESSION_TAIL = re.compile(r"[\d.\s+\-*/()^]+$")
 
 
@@ -83,7 +87,7 @@ def written_result(text: str, start: int, number: float, tolerance: float) -> Wr
     ``=`` on the same line and whether it gives the value (within ``tolerance``, or to
     the value's rounding after ``≈``); None when no arithmetic is written there."""
     line_start = text.rfind("\n", 0, start) + 1
-    before = text[max(line_start, start - _MAX_TEXT) : start].rstrip("\\ \t")
+    before = _amounts_as_numbers(text[max(line_start, start - _MAX_TEXT) : start]).rstrip("\\ \t")
     sign = _RESULT_SIGN.search(before)
     if sign is None:
         return None
@@ -99,6 +103,20 @@ def written_result(text: str, start: int, number: float, tolerance: float) -> Wr
     if sign["sign"] != "=":
         allowed = max(tolerance, _rounding(text, start))
     return WrittenResult(expression, math.isclose(value, number, abs_tol=allowed))
+
+
+def _amounts_as_numbers(text: str) -> str:
+    """Amounts of money as the plain numbers they are: "EUR 25.00 + 25,00 €" is
+    "25.0 + 25.0", read by the value reader in any position and locale (a currency on
+    its operands does not make a sum no sum)."""
+    if not _CURRENCY_HINT.search(text):
+        return text
+    out, last = [], 0
+    for value in extract_values(text):
+        if value.kind == "number" and value.unit is not None and value.unit.isupper():
+            out += [text[last : value.start], repr(float(value.value))]  # type: ignore[arg-type]
+            last = value.end
+    return "".join(out) + text[last:]
 
 
 def _inside(left: str, opened: str) -> str | None:

@@ -5,6 +5,9 @@ sessions pass a ``date_of_birth`` beside a case's ``date`` fact.)"""
 from __future__ import annotations
 
 import pytest
+from babel.numbers import format_currency
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from aem.compare.extract import extract_values
 from aem.compare.settings import CompareSettings
@@ -37,3 +40,27 @@ def test_an_iso_start_binds_the_time_said_of_its_record() -> None:
     right = text.replace("10:30", "09:30")
     time = next(v for v in extract_values(right, settings) if v.kind == "time")
     assert contradiction(time, right, [Call("t2 get_appointment", {}, record)], settings) is None
+
+
+@pytest.mark.parametrize("locale", ["en", "de", "es", "ru"])
+@pytest.mark.parametrize("currency", ["EUR", "USD", "RUB"])
+@settings(max_examples=25, deadline=None)
+@given(
+    a=st.integers(min_value=1, max_value=99_999),
+    b=st.integers(min_value=1, max_value=99_999),
+    off=st.integers(min_value=1, max_value=500),
+)
+def test_written_sums_of_money_are_arithmetic_in_any_locale(
+    locale: str, currency: str, a: int, b: int, off: int
+) -> None:
+    """A sum written with amounts as babel renders them is checked like "25 + 15 = 40"."""
+    settings_ = CompareSettings()
+
+    def money(cents: int) -> str:
+        return format_currency(cents / 100, currency, locale=locale).replace("\xa0", " ")
+
+    for total, wrong in ((a + b, False), (a + b + off, True)):
+        text = f"{money(a)} + {money(b)} = {money(total)}"
+        result = extract_values(text, settings_)[-1]
+        found = contradiction(result, text, [], settings_)
+        assert (found is not None) is wrong, text
