@@ -35,6 +35,17 @@ from aem.model import Evidence, MetricResult, Outcome, Turn
 
 TOOL_CHOICE = "tool_choice"
 ARGUMENT_VALIDITY = "argument_validity"
+# The evidence field of an extra call that passed because ``extra_calls`` allowed it: the
+# terminal says each one, as nothing else flags a pass.
+ALLOWED_EXTRA = "extra_calls"
+
+
+def is_allowed_extra(verdict: MetricResult) -> bool:
+    """A ``tool_choice`` pass of a call the case does not list, let through by
+    ``[matching] extra_calls`` (an extra look-up, or any extra call under ``allow``)."""
+    return verdict.outcome is Outcome.PASS and any(
+        e.field == ALLOWED_EXTRA for e in verdict.evidence
+    )
 
 
 def _describe(call: ExpectedToolCall) -> str:
@@ -113,6 +124,7 @@ def _extra(found: SessionMatch) -> Iterable[MetricResult]:
             evidence=[
                 Evidence(
                     span_id=turn.span_ids[0],
+                    field=ALLOWED_EXTRA if allowed else None,
                     actual=turn.name,
                     detail=effect.why if effect is not None else None,
                 )
@@ -249,7 +261,11 @@ def _unmade(
         score=score,
         threshold=found.match.threshold,
         evidence=[
-            Evidence(span_id=span_id, field="expected_tool_calls", expected=c.model_dump())
+            Evidence(
+                span_id=span_id,
+                field="expected_tool_calls",
+                expected=c.model_dump(exclude=None if c.optional else {"optional"}),
+            )
             for c in calls
         ],
     )

@@ -28,6 +28,7 @@ from rich.table import Table
 from rich.text import Text
 
 from aem.evaluate import is_checked, unchecked_reason
+from aem.metrics.tool_set import is_allowed_extra
 from aem.model import AuditReport, Label, Outcome, SessionReport, TurnVerdict
 from aem.report.safe_text import cut, plural, safe
 from aem.terminaltext import fits
@@ -205,6 +206,19 @@ def suspect_reasons(turn: TurnVerdict) -> list[Text]:
     return lines
 
 
+def allowed_reasons(turn: TurnVerdict) -> list[Text]:
+    """Each extra call ``tool_choice`` let through (``[matching] extra_calls``), with why
+    its tool counted as a look-up: a pass, so nothing else in the table flags it."""
+    lines = []
+    for metric in turn.metrics:
+        if is_allowed_extra(metric):
+            line = safe(f"  {turn.turn_id} ", style="green")
+            line.append_text(safe(f"{metric.name}: ", style="bold"))
+            line.append_text(safe(cut(metric.explanation, 300)))
+            lines.append(line)
+    return lines
+
+
 def inherited_reason(turn: TurnVerdict, report: SessionReport) -> Text:
     """``t4 inherits t2 (tool_execution): own failure correctness.completeness: …``: the
     turns it inherits from with the metric each failed, then the turn's own first failed
@@ -224,7 +238,7 @@ def inherited_reason(turn: TurnVerdict, report: SessionReport) -> Text:
 def print_session(report: SessionReport, console: Console) -> None:
     """A session's table, then the flagged turns' reasons: a line per failed metric of a
     root cause, one line per turn that inherited a failure, a line per metric that left
-    a suspect unverified."""
+    a suspect unverified, a line per extra call ``tool_choice`` allowed."""
     table = session_table(report)
     if fits(console, table):
         console.print(table)
@@ -240,6 +254,8 @@ def print_session(report: SessionReport, console: Console) -> None:
         elif turn.label is Label.SUSPECT:
             for line in suspect_reasons(turn):
                 console.print(line)
+        for line in allowed_reasons(turn):
+            console.print(line)
     console.print()
 
 

@@ -24,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from aem.diff import RunDiff
+from aem.metrics.tool_set import is_allowed_extra
 from aem.model import AuditReport, RankedRootCause
 from aem.ranking import report_categories
 from aem.report.safe_text import plural, safe
@@ -152,6 +153,25 @@ def unverified_lines(report: AuditReport) -> list[Text]:
     ]
 
 
+def allowed_lines(report: AuditReport) -> list[Text]:
+    """``3 extra calls allowed by tool_choice ([matching] extra_calls): fs.ls ×2,
+    get_user``: every session's, the tables above say each one where it was made."""
+    counts: dict[str, int] = {}
+    for session in report.sessions:
+        for turn in session.turns:
+            if any(is_allowed_extra(metric) for metric in turn.metrics):
+                counts[turn.name] = counts.get(turn.name, 0) + 1
+    if not counts:
+        return []
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    tools = ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in ranked[:8])
+    tools += f" and {len(ranked) - 8} more tools" if len(ranked) > 8 else ""
+    return [
+        Text(f"{plural(sum(counts.values()), 'extra call')} allowed", style="green")
+        + safe(f" by tool_choice ([matching] extra_calls): {tools}")
+    ]
+
+
 def count_line(report: AuditReport) -> list[Text]:
     """``18 sessions, 7 with a root cause, 2 with suspects only, 98 spans read, 7 turns not
     checked, 18 with inferred turn boundaries`` (the suspects part only when a session has
@@ -221,6 +241,7 @@ SUMMARY_LINES: tuple[Callable[[AuditReport], list[Text]], ...] = (
     count_line,
     unsupported_lines,
     unverified_lines,
+    allowed_lines,
     no_case_lines,
     input_problem_lines,
 )

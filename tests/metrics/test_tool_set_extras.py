@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from typer.testing import CliRunner
+
+from aem.cli import app
 from scripts.generate_sample_traces import Session
 from tests.agent_kit import GenAIAgent, ToolCall, ToolSpec, message, record, text_part, write_cases
 from tests.conftest import run_audit, session
@@ -158,3 +161,19 @@ def test_the_html_report_says_each_allowed_look_up(tmp_path: Path) -> None:
     said = [m["explanation"] for t in details["turns"] for m in t["metrics"]]
     assert any(s.startswith("extra look-up `fs.ls`: allowed (read verb 'ls')") for s in said)
     assert any(s.startswith("extra look-up `run_query`: allowed (readOnlyHint") for s in said)
+
+
+def test_the_terminal_says_each_allowed_look_up_and_counts_them(tmp_path: Path) -> None:
+    trace = record(tmp_path / "t.jsonl", "files-1", _agent(["c1", "c2", "c3", "c5"]))
+    cases = write_cases(
+        tmp_path / "cases.jsonl",
+        {"session_id": "files-1", "expected_tool_calls": [{"name": "mkdir", "arguments": {}}]},
+    )
+    shown = CliRunner().invoke(app, ["audit", str(trace), "--cases", str(cases)])
+    text = " ".join(shown.stdout.split())  # rich wraps long lines
+    assert shown.exit_code == 1  # frobnicate may change state: a root cause
+    assert "t1 tool_choice: extra look-up `fs.ls`: allowed (read verb 'ls')" in text
+    assert "t2 tool_choice: extra look-up `run_query`: allowed (readOnlyHint: true" in text
+    assert "2 extra calls allowed by tool_choice ([matching] extra_calls): fs.ls, run_query" in (
+        text
+    )
