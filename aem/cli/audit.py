@@ -8,13 +8,17 @@ Input skipped on the way (an unreadable file, a bad record, a refused span) is s
 stderr with where it was; it leaves the exit code alone unless ``--strict`` makes it 2.
 A session whose evaluation raised is said on stderr with what raised, listed in the
 report's issues, makes ``--strict`` exit 2, and is not recorded as evaluated in the
-``--since last`` ledger (which reads it again next run).
+``--since last`` ledger (which reads it again next run). A metric result that is an error
+(the metric or its judge raised) is counted on stderr the same way, and makes ``--strict``
+exit 2 too. A ``--sink`` that refuses the verdicts makes the exit code 2, after
+``--json``/``--out``/``--html`` have written the report.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -52,7 +56,7 @@ from aem.engines.choice import Engine, audit_on_ray
 from aem.evaluate import build_report
 from aem.gates import apply_gates, parse_gates
 from aem.metrics.registry import ResolvedMetrics
-from aem.model import AuditReport, ClosedSession
+from aem.model import AuditReport, ClosedSession, Outcome
 from aem.provenance import provenance_by_metric
 from aem.ranking import load_taxonomy
 from aem.report.gate_view import render_gates
@@ -190,19 +194,51 @@ def audit(
     )
     if scorer is not None:
         report = scored_report(report, scorer)
-    _deliver(report, sinks, pull, provenance_by_metric(resolved.metrics, resolved.config.judges))
+    refused = _deliver(report, sinks, pull, resolved)
     apply_gates(report, gates, case_map, gate_unmeasured)
-    _write_files(report, out, html)
+    _write_files(report, out, html)  # a sink that refused loses nothing else
     _show(report, json_=json_, tables=not summary, every_session=all_)
-    raise typer.Exit(_exit_code(report, gated=bool(gates), strict=strict))
+    raise typer.Exit(_exit_code(report, gated=bool(gates), strict=strict, refused=refused))
 
 
-def _exit_code(report: AuditReport, *, gated: bool, strict: bool) -> ExitCode:
+def _exit_code(
+    report: AuditReport, *, gated: bool, strict: bool, refused: DeliveryError | None = None
+) -> ExitCode:
     """The exit code (module docstring), once stderr said which sessions were not
-    evaluated and what input was skipped."""
+    evaluated and what input was skipped; 2 naming the sink that ``refused``."""
+    if refused is not None:
+        fail(refused)
     say_unevaluated(report)
     code = gated_exit_code(report) if gated else exit_code(report)
-    return skipped_exit_code(report, strict, code)
+    return metric_errors_exit_code(report, strict, skipped_exit_code(report, strict, code))
+
+
+def metric_errors_exit_code(report: AuditReport, strict: bool, code: ExitCode) -> ExitCode:
+    """Say on stderr how many metric results are errors (a metric or its judge raised, so
+    the turn was not checked by it); with ``strict`` that makes the exit code 2, as
+    skipped input does: a clean verdict must not stand on checks that did not run."""
+    errors = [
+        m
+        for session in report.sessions
+        for turn in session.turns
+        for m in turn.metrics
+        if m.outcome is Outcome.ERROR
+    ]
+    if not errors:
+        return code
+    by_metric = Counter(m.name for m in errors)
+    named = ", ".join(f"{name} {count}" for name, count in sorted(by_metric.items()))
+    said = escape(
+        escape_controls(
+            f"{len(errors)} metric result(s) are errors ({named}); the first: "
+            f"{errors[0].explanation[:200]}"
+        )
+    )
+    if strict:
+        err_console().print(f"[red]error:[/] {said} (--strict)")
+        return ExitCode.BAD_INPUT
+    err_console().print(f"[yellow]warning:[/] {said} (--strict makes this exit 2)")
+    return code
 
 
 def gated_exit_code(report: AuditReport) -> ExitCode:
@@ -273,24 +309,27 @@ def _deliver(
     report: AuditReport,
     sinks: list[Sink],
     pull: Pull,
-    provenance: Mapping[str, Mapping[str, Any]],
-) -> None:
-    """The verdicts through every ``--sink`` (a sink that refuses fails the command), each
-    with its evaluator's ``provenance``, then the ``--since last`` ledger: it moves only
-    once every sink took the verdicts."""
+    resolved: ResolvedMetrics,
+) -> DeliveryError | None:
+    """The verdicts through every ``--sink``, each with its evaluator's provenance,
+    then the ``--since last`` ledger: it moves only once every sink took the verdicts.
+    A sink that refuses is returned (the command fails with it once ``--json``/``--out``
+    have the report: the verdicts are not lost because a downstream was)."""
     _leave_unevaluated_out(pull, report)
     if not sinks:
         pull.record(report)
-        return
+        return None
+    provenance = provenance_by_metric(resolved.metrics, resolved.config.judges)
     try:
         delivered = deliver_reports(report.sessions, sinks, provenance=provenance)
     except DeliveryError as exc:
-        fail(exc)
+        return exc
     finally:
         close_all(sinks)
     for name, count in delivered.items():
         err_console().print(f"sink {name}: {count} verdict item(s) delivered")
     pull.record(report)
+    return None
 
 
 def _leave_unevaluated_out(pull: Pull, report: AuditReport) -> None:

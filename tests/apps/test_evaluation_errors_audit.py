@@ -188,3 +188,41 @@ def test_since_last_reads_a_session_whose_evaluation_raised_again(
     assert _ledger(store) == [BROKEN, "weather-oi"]
     code, report, err = _incremental(phoenix.url, store)
     assert code == 0 and report["sessions"] == [] and "no new spans" in err
+
+
+RAISING = """
+class Raising:
+    name = "team.raising"
+
+    def evaluate(self, context):
+        raise RuntimeError("the team's service is down")
+"""
+
+
+def test_metric_errors_are_counted_and_strict_makes_them_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Was: a metric that raises gave `error` results and exit 0, even with --strict."""
+    (tmp_path / "team_raising.py").write_text(RAISING)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    configured = 'metrics.plugins=["team_raising:Raising"]'
+    try:
+        code, report, err = run_audit(str(WEATHER[1]), "--set", configured)
+        assert code == 0, err
+        errors = [
+            m
+            for t in report["sessions"][0]["turns"]
+            for m in t["metrics"]
+            if m["outcome"] == "error"
+        ]
+        assert errors and all(m["name"] == "team.raising" for m in errors)
+        said = _said(err)
+        assert (
+            f"warning: {len(errors)} metric result(s) are errors (team.raising {len(errors)})"
+            in (said)
+        )
+        assert "the team's service is down" in said and "(--strict makes this exit 2)" in said
+        code, _, err = run_audit(str(WEATHER[1]), "--set", configured, "--strict")
+        assert code == 2 and "metric result(s) are errors" in err and "(--strict)" in err
+    finally:
+        sys.modules.pop("team_raising", None)

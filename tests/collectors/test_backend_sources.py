@@ -397,7 +397,9 @@ def test_the_readme_snippet_records_a_file_aem_audits(tmp_path: Path) -> None:
     assert [s["session_id"] for s in json.loads(out)["sessions"]] == ["recorded-Oslo"]
 
 
-def test_a_sink_that_refuses_fails_the_run_and_the_ledger_stays(tmp_path: Path) -> None:
+def test_a_sink_that_refuses_fails_the_run_keeps_the_report_and_the_ledger_stays(
+    tmp_path: Path,
+) -> None:
     spans = weather_spans()
     store = tmp_path / "aem.sqlite"
     with FakePhoenix(_pages(spans, 1000)) as fake:  # it answers no POST: 501 from http.server
@@ -416,9 +418,13 @@ def test_a_sink_that_refuses_fails_the_run_and_the_ledger_stays(tmp_path: Path) 
             "--sink",
             "phoenix",
             "--json",
+            "--out",
+            str(tmp_path / "report.json"),
         )
     flat = " ".join(err.split())
-    assert code == 2 and out == ""
+    # The verdicts are not lost because a downstream refused them (was: nothing written).
+    assert code == 2 and [s["session_id"] for s in json.loads(out)["sessions"]]
+    assert json.loads((tmp_path / "report.json").read_text()) == json.loads(out)
     assert "sink phoenix:" in flat and "not delivered after 3 attempts" in flat
     assert "phoenix /v1/span_annotations answered 501" in flat
     rows = sqlite3.connect(store).execute("SELECT * FROM pull_cursors").fetchall()
