@@ -63,13 +63,20 @@ $(MLFLOW_VENV)/bin/mlflow:
 	  || { echo "make mlflow: mlflow could not be installed; its tests will skip"; \
 	       rm -rf $(MLFLOW_VENV); }
 
-# The MLflow scorer (aem.adapters.mlflow_scorer) runs inside mlflow.genai.evaluate, so its
-# test needs MLflow's client beside AEM: mlflow-skinny (no server) fits AEM's pins.
-$(VENV)/.mlflow-skinny: $(BIN)/aem
-	$(BIN)/pip install --quiet 'mlflow-skinny==$(MLFLOW_VERSION)' && touch $@ \
-	  || echo "make mlflow: mlflow-skinny could not be installed beside AEM; its test will skip"
+# The MLflow scorer (aem.adapters.mlflow_scorer) runs inside mlflow.genai.evaluate: its test
+# runs in a virtualenv holding AEM with the `mlflow` extra and nothing else (torch's CPU
+# build first, as in setup), so what the extra leaves out fails there as it would for a user.
+MLFLOW_CLIENT_VENV ?= .venv-mlflow-client
 
-mlflow: $(MLFLOW_VENV)/bin/mlflow $(VENV)/.mlflow-skinny
+$(MLFLOW_CLIENT_VENV)/bin/aem: pyproject.toml record/pyproject.toml
+	$(PYTHON) -m venv $(MLFLOW_CLIENT_VENV)
+	{ $(MLFLOW_CLIENT_VENV)/bin/pip install --quiet torch==2.13.0 \
+	  && $(MLFLOW_CLIENT_VENV)/bin/pip install --quiet -e ./record -e '.[mlflow]' \
+	  && touch $@; } \
+	  || { echo "make mlflow: aem[mlflow] could not be installed; the scorer's test will skip"; \
+	       rm -rf $(MLFLOW_CLIENT_VENV); }
+
+mlflow: $(MLFLOW_VENV)/bin/mlflow $(MLFLOW_CLIENT_VENV)/bin/aem
 
 # deepeval for tests/deepeval (aem.adapters.deepeval_metric and its guide), in a virtualenv of
 # its own: it pins older click and rich than AEM's and brings pytest plugins of its own. AEM is
@@ -103,4 +110,4 @@ bench: setup
 	$(BIN)/python -m bench.scorecards.run
 
 clean:
-	rm -rf $(VENV) $(PHOENIX_VENV) $(MLFLOW_VENV) $(DEEPEVAL_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(PHOENIX_VENV) $(MLFLOW_VENV) $(MLFLOW_CLIENT_VENV) $(DEEPEVAL_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

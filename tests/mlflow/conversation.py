@@ -1,5 +1,5 @@
-"""A conversation of two traces for the MLflow tests: an ``ok`` trace, then one whose turn
-fails a metric the trace's other turns pass.
+"""Samples under fresh ids for the MLflow tests, and a conversation of two traces: an
+``ok`` trace, then one whose turn fails a metric the trace's other turns pass.
 
 Why: the traces list must show, per trace, the worst of its turns — MLflow shows one value
 per assessment name and trace, so a trace holding ``tool_execution: pass`` on one turn and
@@ -27,6 +27,13 @@ from tests.serve.sender import to_readable
 PARTS = ("weather_genai", "parallel_tools")
 FAILED_METRIC = "tool_execution"
 MINUTE_NS = 60 * 10**9
+
+
+def write_renamed(sample: str, path: Path, seed: str) -> Path:
+    """A sample's spans under fresh ids (``seed``), written to ``path`` as one OTLP/JSON line."""
+    spans = [s for b in read_batches(str(SAMPLES / f"{sample}.otlp.jsonl")) for s in b.spans]
+    path.write_text(json.dumps(otlp_json([to_readable(s) for s in renamed(spans, seed)])) + "\n")
+    return path
 
 
 def write_conversation(path: Path, seed: str) -> str:

@@ -13,6 +13,8 @@ Skipped only when MLflow is not installed (``make mlflow`` failed) or does not s
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import re
 import shlex
@@ -22,7 +24,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from google.protobuf import json_format
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+import aem
 from aem.sinks.mlflow import LABEL_NAME, MlflowSettings, MlflowSink, assessments, turn_name
 from aem.sinks.records import verdict_items
 from tests.mlflow.auditing import audit_source
@@ -145,6 +150,49 @@ def test_the_guide_from_traces_in_mlflow_to_verdicts_in_mlflow(
     }
     assert rows == expected
     assert {(n, v) for n, s, v in rows if s == "None"} >= {(LABEL_NAME, "ok")}
+    # the guide's count: items delivered, assessments held (no aem.session: no MLflow session)
+    held = [line for line in printed.splitlines() if "\t" in line]
+    assert f"{len(items)} items become {len(held)} assessments" in " ".join(
+        GUIDE.read_text().split()
+    )
+    assert len(held) == sum(len(assessments(i)) for i in items) - 1
     turn = next(i for i in items if i.kind == "turn")
     assert (turn_name(turn.payload["turn_id"], LABEL_NAME), turn.payload["span_id"],
             turn.payload["label"]) in rows  # fmt: skip
+
+
+def test_the_guide_loads_recorded_files_as_otlp_json_and_protobuf(work: Path, port: str) -> None:
+    """The guide's ``curl`` block: a recorded OTLP/JSON file posted line by line and an OTLP
+    protobuf file posted whole; audited from MLflow they give the report of the files."""
+    blocks = guide_blocks(port)
+    _run_sh(_block(blocks, "sh", "experiments create").strip(), work)
+    (work / "sample_traces").symlink_to(SAMPLES)
+    pb_sample = SAMPLES / "weather_genai.otlp.jsonl"
+    (work / "run.pb").write_bytes(_as_protobuf(pb_sample))
+    _run_sh(_block(blocks, "sh", "application/x-protobuf"), work)
+    json_sample = SAMPLES / "multi_agent.otlp.jsonl"
+    assert str(json_sample.relative_to(ROOT)) in _block(blocks, "sh", "application/json")
+    from_mlflow = audit_source(f"mlflow://127.0.0.1:{port}/my-agent")
+    from_files = aem.audit_paths([str(json_sample), str(pb_sample)])
+    assert from_mlflow.model_dump_json() == from_files.model_dump_json()
+    assert {s.session_id for s in from_mlflow.sessions} == {"research-31", "weather-genai"}
+
+
+def _as_protobuf(path: Path) -> bytes:
+    """A recorded OTLP/JSON file as one OTLP protobuf request: ids are hex in OTLP/JSON,
+    base64 in protobuf's own JSON mapping, so they are turned before parsing."""
+    request = ExportTraceServiceRequest()
+    for line in path.read_text().splitlines():
+        document = json.loads(line)
+        for rs in document["resourceSpans"]:
+            for span in (sp for ss in rs["scopeSpans"] for sp in ss["spans"]):
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if span.get(key):
+                        span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
+                for link in span.get("links", []):
+                    for key in ("traceId", "spanId"):
+                        link[key] = base64.b64encode(bytes.fromhex(link[key])).decode()
+        part = ExportTraceServiceRequest()
+        json_format.Parse(json.dumps(document), part)
+        request.resource_spans.extend(part.resource_spans)
+    return request.SerializeToString()
