@@ -30,7 +30,9 @@ from __future__ import annotations
 import importlib
 import inspect
 import io
+import os
 import sys
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
@@ -47,6 +49,9 @@ Build = Callable[[Any, BaseModel, Any], Any]
 BUILTIN_DISTRIBUTION = "aem"
 # How a refusal of a plug-in taking a built-in's name begins.
 _IMPOSTOR = "takes the built-in name"
+# How long another distribution's plug-in may take to import, and the variable that sets it.
+IMPORT_SECONDS_ENV = "AEM_PLUGIN_IMPORT_SECONDS"
+DEFAULT_IMPORT_SECONDS = 60.0
 # What is kept of the output a plug-in printed while it failed to load, for the message.
 _PRINTED_CHARS = 300
 
@@ -343,6 +348,46 @@ def contained(load: Callable[[], Any]) -> Any:
     return obj
 
 
+def import_seconds() -> float:
+    """The import deadline of a plug-in from another distribution (``$AEM_PLUGIN_IMPORT_
+    SECONDS``, else :data:`DEFAULT_IMPORT_SECONDS`)."""
+    try:
+        seconds = float(os.environ.get(IMPORT_SECONDS_ENV) or DEFAULT_IMPORT_SECONDS)
+    except ValueError:
+        return DEFAULT_IMPORT_SECONDS
+    return seconds if seconds > 0 else DEFAULT_IMPORT_SECONDS
+
+
+def within_deadline(load: Callable[[], Any], seconds: float) -> Any:
+    """``load()`` run in a thread of its own and waited for ``seconds``: an import that
+    sleeps or waits for ever is an error (it is left running in the background; the
+    command goes on, or ends, without it). A ``KeyboardInterrupt`` raised there is the
+    plug-in's own — a user's Ctrl-C reaches the main thread, which is only waiting —
+    so it is an error like any other."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = load()
+        except BaseException as exc:  # handed to the caller, which contains it
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="aem-plugin-import", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise TimeoutError(
+            f"its import did not finish within {seconds:g} s ({IMPORT_SECONDS_ENV}); "
+            "it was left running"
+        )
+    error = box.get("error")
+    if isinstance(error, KeyboardInterrupt):
+        raise RuntimeError("its import raised KeyboardInterrupt (no user pressed Ctrl-C)")
+    if error is not None:
+        raise error
+    return box["value"]
+
+
 def checked(
     kind: PluginKind, obj: Any, ep_name: str, module: str, dist: str, *, builtin: bool = False
 ) -> Plugin:
@@ -398,8 +443,9 @@ def _load_one(
     origin, builtin = f"{module} ({dist})", _builtin(ep)
     if not builtin and ep.name in builtin_names:
         raise PluginError(kind.kind, ep.name, origin, _impostor(ep.name, plugins.get(ep.name)))
+    load = ep.load if builtin else lambda: within_deadline(ep.load, import_seconds())
     try:
-        obj = contained(ep.load)
+        obj = contained(load)
     except ValueError as exc:
         raise PluginError(kind.kind, ep.name, origin, str(exc)) from exc
     declared = getattr(obj, kind.identity, None)
@@ -450,7 +496,10 @@ def from_reference(kind: PluginKind, reference: str, asked_by: str) -> Plugin:
     if not attribute:
         raise PluginError(kind.kind, reference, origin, "must be written 'module:attribute'")
     try:
-        obj = getattr(contained(lambda: importlib.import_module(module)), attribute)
+        imported = contained(
+            lambda: within_deadline(lambda: importlib.import_module(module), import_seconds())
+        )
+        obj = getattr(imported, attribute)
     except AttributeError as exc:
         raise PluginError(kind.kind, reference, origin, f"cannot be loaded: {exc}") from exc
     except ValueError as exc:

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -161,3 +162,23 @@ def test_secrets_go_to_a_third_party_source_only_when_the_config_names_it(
     config.write_text("[sources.teamenv]\n")
     aem(site, "audit", "--config", str(config), "--from", url, PHOENIX_API_KEY="s3cret")
     assert "PHOENIX_API_KEY" in json.loads(lent.read_text())
+
+
+def test_an_import_that_hangs_ends_at_its_deadline_naming_the_plugin(site: Path) -> None:
+    """Was: an import that sleeps hung every command."""
+    install(site, "team-slow", "aem.metrics", "team.slow", "import time\ntime.sleep(600)\n")
+    started = time.monotonic()
+    code, out, err = aem(site, "audit", WEATHER, "--json", AEM_PLUGIN_IMPORT_SECONDS="2")
+    assert code == 2 and out == "" and time.monotonic() - started < 60
+    assert "metric plug-in 'team.slow' from team_slow (team-slow 1.0)" in err
+    assert "did not finish within 2 s (AEM_PLUGIN_IMPORT_SECONDS)" in err
+
+
+def test_a_keyboard_interrupt_raised_by_an_import_is_its_error_not_exit_130(
+    site: Path,
+) -> None:
+    install(site, "team-intr", "aem.metrics", "team.intr", "raise KeyboardInterrupt\n")
+    code, out, err = aem(site, "audit", WEATHER, "--json")
+    assert code == 2 and out == ""
+    assert "metric plug-in 'team.intr' from team_intr (team-intr 1.0)" in err
+    assert "its import raised KeyboardInterrupt (no user pressed Ctrl-C)" in err
