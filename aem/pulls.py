@@ -38,6 +38,7 @@ import sqlite3
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from aem.model import ClosedSession, InputIssue, SpanRecord
 from aem.store import Store
@@ -157,6 +158,25 @@ class PullPlan:
     pending: set[str] = field(default_factory=set)  # traces read again: not evaluated yet
     seen: list[ClosedSession] = field(default_factory=list)  # to record as evaluated
     selected: list[ClosedSession] = field(default_factory=list)  # all select() chose
+    late_arrival_nanos: int = LATE_ARRIVAL_NANOS  # the overlap of a read by start time
+
+    def window_note(self) -> str | None:
+        """What a read by start time left out, for the run to say: a trace that reached
+        the backend more than the overlap after it started is never news (the run would
+        otherwise say "no new spans" over it); ``None`` for a read in storage order or a
+        first run (which reads everything)."""
+        if not self.by_time or self.previous_cursor is None:
+            return None
+        since = datetime.fromtimestamp(self.previous_cursor / 1e9, UTC).isoformat(
+            timespec="seconds"
+        )
+        late = self.late_arrival_nanos // 1_000_000_000
+        return (
+            f"{self.source}: --since last read traces that started from {since} on (the "
+            f"previous run less late_arrival_seconds={late:,}); a trace stored later than "
+            "that after its start is not read: widen it with ?late_arrival_seconds=N, or "
+            "read that time with --since TIME"
+        )
 
     def select(self, session: ClosedSession) -> bool:
         """Touched by the news and not evaluated before as it is now."""
@@ -220,6 +240,7 @@ class PullLedger:
             seen_keys=news.keys,
             by_time=by_time,
             pending=set(pending),
+            late_arrival_nanos=int(getattr(source, "late_arrival_nanos", LATE_ARRIVAL_NANOS)),
         )
 
     def _pending(self, source: str) -> dict[str, int]:

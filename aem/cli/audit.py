@@ -274,6 +274,8 @@ def _pull_and_sinks(
         pull = open_pull(urls, since, until, store, resolved.config.sources)
     except (ValueError, OSError, BackendError, StoreError) as exc:
         fail(exc)
+    for note in filter(None, (plan.window_note() for plan in pull.plans)):
+        err_console().print(f"note: {escape(escape_controls(note))}")
     if pull.nothing_new():
         close_all(built)
         _say_nothing_new(pull, json_)

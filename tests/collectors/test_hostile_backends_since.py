@@ -176,3 +176,26 @@ def test_a_session_selected_but_not_recorded_is_read_again(tmp_path: Path) -> No
     ledger.record(again, {})
     assert [row["session_id"] for row in ledger.sessions(source.name)] == ["conv-p"]
     assert ledger.plan(source, None).news == 0
+
+
+def test_a_read_by_start_time_says_what_its_window_left_out(tmp_path: Path) -> None:
+    """Was: a trace back-filled more than the overlap after its start was skipped for good
+    while the run said only "no new spans"."""
+    now = time.time_ns()
+    store = tmp_path / "aem.sqlite"
+    with FakeMlflow(search_page=2) as fake:
+        fake.store(weather_session("a", "conv-a", now - HOUR))
+        code, found, _, err = incremental(fake.url(late_arrival_seconds=3600), store)
+        assert code in (0, 1) and found == ["conv-a"], err
+        assert "--since last read traces" not in err  # a first run reads everything
+        fake.store(weather_session("old", "conv-old", now - 3 * HOUR))  # stored 3 h late
+        code, found, _, err = incremental(fake.url(late_arrival_seconds=3600), store)
+    said = " ".join(err.split())
+    assert (code, found) == (0, []) and "nothing to evaluate" in said
+    assert "--since last read traces that started from " in said
+    assert "late_arrival_seconds=3,600" in said and "?late_arrival_seconds=N" in said
+    with FakePhoenix(page_size=4) as phoenix:
+        phoenix.store(weather_session("p", "conv-p", now - HOUR))
+        incremental(phoenix.url(), store)
+        _, _, _, err = incremental(phoenix.url(), store)
+    assert "--since last read traces" not in err  # storage order: nothing is left out
