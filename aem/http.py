@@ -9,7 +9,12 @@ endless answer costs. Here that is decided once:
   by default; a caller may add statuses) and how long to wait first: a doubling pause
   from ``backoff_seconds``, capped, with jitter so clients that failed together do not
   retry together (``jitter=0`` makes the schedule exact, for tests), or the server's own
-  ``Retry-After`` (seconds or an HTTP date), capped the same way.
+  ``Retry-After`` (seconds or an HTTP date), capped the same way. The header is read in
+  one place (:func:`retry_after_seconds`), which never raises: a date that overflows
+  (year 99999999999999999999 ended pulls and sinks with exit 3), lies in the past or is
+  more than an hour ahead is ignored, and the policy's own pause is used.
+* An answer that redirects is not followed (a token must not go where the configuration
+  did not send it); its error names the ``Location`` it pointed to.
 * :class:`HttpClient` bounds every attempt whole: one deadline covers connecting, sending
   and every byte of the answer (a per-read timeout restarts with each byte, so a server
   dripping one byte a second would hold a request for ever), kept by a timer that shuts
