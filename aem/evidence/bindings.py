@@ -43,6 +43,7 @@ from aem.compare.clock import day_key, time_key
 from aem.compare.extract import StatedValue, extract_values
 from aem.compare.settings import CompareSettings
 from aem.evidence.arithmetic import evaluate, written_result
+from aem.evidence.claims import sentence_breaks
 from aem.evidence.stems import stem
 from aem.evidence.support import counted_noun, said_at_boundary
 from aem.model import Turn
@@ -150,15 +151,17 @@ def worked_out_wrong(
 
 
 def _sentence(text: str, value: StatedValue) -> tuple[str, int]:
-    """The sentence (or line) of ``text`` holding ``value``, and where it starts."""
+    """The sentence (or line) of ``text`` holding ``value``, and where it starts: cut
+    where claims are cut (:func:`aem.evidence.claims.sentence_breaks`)."""
     if not text or text[value.start : value.end] != value.raw:
         return value.raw, value.start
-    bounds = re.compile(r"(?<=[.!?])\s+(?=[A-ZА-ЯЁ\d])|\n")
-    start = 0
-    for found in bounds.finditer(text, 0, value.start):
-        start = found.end()
-    after = bounds.search(text, value.end)
-    end = after.start() if after else len(text)
+    start, end = 0, len(text)
+    for stop, following in sentence_breaks(text):
+        if following <= value.start:
+            start = following
+        elif stop >= value.end:
+            end = stop
+            break
     return text[start:end], start
 
 
@@ -334,9 +337,10 @@ def _record_field(
     """The one field of the value's kind in the one record the sentence names: by an id
     the record holds, by another value the sentence states that a field of it holds
     ("May 6"), or by the field's own name ("your refund is $40" against ``refund``).
-    When the sentence names no record, the one record the whole answer names ("Your
-    booking BK-1 is on May 6. The fee is €40." — the fee is that booking's). A record
-    nothing names binds nothing, however alone it is in view."""
+    When the sentence names no record, an amount of money binds the one amount field of
+    the one record the whole answer names ("Your booking BK-1 is on May 6. The fee is
+    €40." — the fee is that booking's). A record nothing names binds nothing, however
+    alone it is in view."""
     kind = _kind_of(value)
     if kind is None or (kind.startswith("number") and _other_numbers(value, sentence, settings)):
         return None  # "3 nights at HAT105 cost $315": an amount worked out, not a field
@@ -347,7 +351,10 @@ def _record_field(
     ]
     said = _Said(sentence, value, settings)
     chosen = [(w, f[0]) for w, row, f in rows if said.names(row, f[0][0], settings)]
-    if not chosen and text and text != sentence:
+    # Only an amount of money is read across sentences: a record holds one price, but
+    # many dates and times (created, updated, departs), and a date in a sentence that
+    # names no record may be about anything ("searching a day later, on May 24").
+    if not chosen and text and text != sentence and kind.startswith("number:"):
         whole = _Said(text, value, settings)
         named = [(w, f[0]) for w, row, f in rows if whole.names_by_id(row)]
         chosen = named if len(named) == 1 and not said.names_any(rows) else []

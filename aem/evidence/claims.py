@@ -99,8 +99,8 @@ def _no_end(text: str, stop: int, following: int) -> bool:
     if text[stop - 1 : stop] != ".":
         return False
     word = _LAST_WORD.search(text, max(0, stop - 12), stop - 1)
-    if word is None:
-        return False
+    if word is None or (word.start() > 0 and text[word.start() - 1].isalnum()):
+        return False  # "22C." is a measure glued to its number, no initial
     last = word.group(0).lower()
     if last in ABBREVIATIONS or (len(last) == 1 and last.isalpha() and word.group(0).isupper()):
         return True

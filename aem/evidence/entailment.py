@@ -184,7 +184,7 @@ _LABEL = re.compile(r"^[\s*_#>•-]*(?:[^:\n]{1,40}:(?!\d)[\s*_]*)?")
 # value the value check compares.
 _NOT_NAMES = frozenset(
     {
-        *("AM", "PM"),
+        *("AM", "PM", "Uhr"),  # "07:00 PM", "17:00 Uhr"
         *(name.capitalize() for name in (*MONTHS_EN, *MONTH_ABBREVIATIONS_EN, *WEEKDAYS_EN)),
         *(name.capitalize() for name in (*MONTH_NUMBERS, *WEEKDAY_NUMBERS)),
     }

@@ -91,13 +91,19 @@ def _conflict(
         (fs, fe), (ss, se) = _span(fact), _span(stated)
         if fs <= ss and se <= fe:
             return False
-        # the same month, quarter or half in another year ("Q1 2025" for 2026-Q1)
-        other_year = (ss.month, ss.day, se.month, se.day) == (
-            fs.month,
-            fs.day,
-            fe.month,
-            fe.day,
-        ) and (ss.year != fs.year)
+        # the same month, quarter or half in another year ("Q1 2025" for 2026-Q1); a day
+        # of another year is no slip of a dated fact (a birthday on the same day is not)
+        other_year = (
+            fact.kind == "period"
+            and (ss.month, ss.day, se.month, se.day)
+            == (
+                fs.month,
+                fs.day,
+                fe.month,
+                fe.day,
+            )
+            and (ss.year != fs.year)
+        )
         return True if (related or other_year) else None
     if fact.kind == "id" and stated.kind == "id":
         if stated.value == fact.value:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
@@ -28,6 +30,7 @@ from babel.numbers import format_currency
 
 from bench.domains.catalog import DOMAINS, LANGUAGES, PEOPLE, Domain
 from scripts.generate_sample_traces import (
+    GENAI_APP_SCOPE,
     GenAIAgent,
     Session,
     ToolCall,
@@ -93,6 +96,7 @@ class Truth:
     # Where the proof sits: the answer, or the call that passed a wrong argument.
     expected_kind: str | None
     expected_name: str | None
+    shape: str = "invocation"  # or "conversation_turn": the runner states the turn
 
 
 def _rng(*parts: object) -> int:
@@ -272,7 +276,11 @@ def record_session(domain: Domain, language: str, variant: str, n: int) -> tuple
         ),
         message("user", text_part(question)),
     ]
-    with agent.invoke_agent(f"{domain.name}_agent", root=True):
+    stated_turn = bool(_rng("shape", sid) % 2)
+    with (
+        _conversation_turn(session, sid, stated_turn),
+        agent.invoke_agent(f"{domain.name}_agent", root=not stated_turn),
+    ):
         history.append(agent.chat(history, calls=[verify]))
         with agent.execute_tool(verify):
             pass
@@ -306,9 +314,31 @@ def record_session(domain: Domain, language: str, variant: str, n: int) -> tuple
     wrong = variant in WRONG
     kind, name = ("tool_call", "verify_member") if variant == "wrong_argument" else ("answer", None)
     truth = Truth(
-        sid, domain.name, language, variant, wrong, kind if wrong else None, name if wrong else None
+        sid,
+        domain.name,
+        language,
+        variant,
+        wrong,
+        kind if wrong else None,
+        name if wrong else None,
+        "conversation_turn" if stated_turn else "invocation",
     )
     return session.lines(), truth
+
+
+@contextmanager
+def _conversation_turn(session: Session, sid: str, stated: bool) -> Iterator[None]:
+    """The newer turn shape: the runner's ``handle_conversation_turn`` span around the
+    agent's invocation (GenAI conventions); the older shape has the invocation alone."""
+    if not stated:
+        yield
+        return
+    attributes = {
+        "gen_ai.operation.name": "handle_conversation_turn",
+        "gen_ai.conversation.id": sid,
+    }
+    with session.span(GENAI_APP_SCOPE, "handle_conversation_turn", attributes, root=True):
+        yield
 
 
 def natural_case(domain: Domain, language: str, variant: str, n: int) -> dict[str, Any]:

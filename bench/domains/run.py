@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         truths = generate(folder, args.per_variant)
         rows = score(truths, audit(folder, args.cases))
     print(f"{len(rows)} sessions, cases file: {'yes' if args.cases else 'no'}\n")
-    for group in ("variant", "language"):
+    for group in ("variant", "language", "shape"):
         print("\n".join(table(rows, group)), end="\n\n")
     for row in [r for r in rows if not r["right"]][: args.show]:
         print(f"- {row['session_id']}: {row['said']}")

@@ -260,7 +260,7 @@ METRIC_KNOBS: dict[str, MetricKnob] = {
             make_turn("answer", text="Your order arrives on 2026-03-02."),
         ),
         "t2",
-        {"support_date_slack_days": 0},
+        {"support_date_slack_days": 1},
     ),
     "correctness.completeness.key_point_threshold": MetricKnob(
         Completeness,
