@@ -30,36 +30,14 @@ from aem.sinks.mlflow import (
     mlflow_trace_id,
 )
 from aem.sinks.records import verdict_items
-from tests.mlflow.auditing import audit_source
 from tests.mlflow.conversation import FAILED_METRIC, write_conversation
 from tests.mlflow.kit import MlflowServer
 from tests.mlflow.mlflow_client import assessments, search, sessions
-from tests.mlflow.sending import send_to_mlflow
 
 pytestmark = pytest.mark.slow
 
 LABEL_ORDER = [str(x) for x in (Label.ROOT_CAUSE, Label.PRIOR_ACTION_FAILED, Label.SUSPECT)]
 OUTCOME_ORDER = ["fail", "unverified", "error", "pass", "skip"]
-
-
-@pytest.fixture(scope="module")
-def written(mlflow_server: MlflowServer, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """The conversation in MLflow, audited and written by the sink: the experiment id, the
-    conversation id, the report and every assessment of its traces."""
-    name, experiment_id = mlflow_server.experiment("levels")
-    path = tmp_path_factory.mktemp("levels") / "conversation.otlp.jsonl"
-    conversation = write_conversation(path, experiment_id)
-    send_to_mlflow(mlflow_server.base, experiment_id, [path])
-    report = audit_source(f"mlflow://{mlflow_server.hostport}/{name}")
-    items = [i for s in report.sessions for i in verdict_items(s, completed_at=0.0)]
-    sink = MlflowSink(mlflow_server.base)
-    try:
-        assert sink.deliver(items) == [i.key for i in items]
-    finally:
-        sink.close()
-    traces = search(mlflow_server.base, experiment_id)
-    found = [a for a in assessments(mlflow_server.base, traces) if a["source_id"] == "aem"]
-    return experiment_id, conversation, report, found
 
 
 def _worst(values: list[str], order: list[str]) -> str:
