@@ -22,10 +22,11 @@ column on a trace whose other turn failed it. So each level has names of its own
 Why idempotent by lookup: MLflow assessments have no client key to upsert on. Before
 writing a trace's verdicts the sink reads the trace's assessments and updates AEM's own
 (same source, same name, same span) in place; anything another source wrote is never
-touched, and a duplicate left by an interrupted earlier run is removed. Re-running an
-audit therefore replaces AEM's verdicts and leaves everyone else's; what an earlier AEM
-wrote under a name it no longer writes there (a turn's verdict under a plain name, the
-trace-level ``aem.trace``) is removed when its trace is written again.
+touched, nor what an evaluation run of AEM's scorer logged (tagged with that run), and a
+duplicate left by an interrupted earlier run is removed. Re-running an audit therefore
+replaces AEM's verdicts and leaves everyone else's; what an earlier AEM wrote under a name
+it no longer writes there (a turn's verdict under a plain name, the trace-level
+``aem.trace``) is removed when its trace is written again.
 
 Why not the REST client the MLflow *source* uses (:mod:`collectors.backends.mlflow_rest`):
 that one is bounded for reading pages of spans (bytes per page, a deadline per request),
@@ -63,6 +64,8 @@ LABEL_NAME = "aem.label"
 SESSION_NAME = "aem.session"
 # What AEM wrote per trace before the trace-level verdict took the plain name: removed.
 LEGACY_TRACE_NAME = "aem.trace"
+# What mlflow.genai.evaluate tags its feedback with: the sink leaves those to their run.
+EVALUATION_RUN_KEY = "mlflow.assessment.sourceRunId"
 # The trace metadata MLflow groups sessions by; on an assessment, the session it is about.
 SESSION_METADATA_KEY = "mlflow.trace.session"
 # Answers worth asking again: the server is busy or restarting, not refusing the request.
@@ -399,6 +402,8 @@ class MlflowSink:
         ours: dict[tuple[str, str], list[str]] = {}
         for assessment in info.get("assessments") or []:
             source = assessment.get("source") or {}
+            if (assessment.get("metadata") or {}).get(EVALUATION_RUN_KEY):
+                continue  # an evaluation run's record (the scorer's): that run's, not ours
             if source.get("source_type") == "CODE" and source.get("source_id") == self.source_id:
                 name = assessment.get("assessment_name", "")
                 key = (name, assessment.get("span_id") or "")

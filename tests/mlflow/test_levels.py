@@ -108,13 +108,17 @@ def test_rewriting_replaces_the_names_an_earlier_aem_wrote(
     written: Any, mlflow_server: MlflowServer
 ) -> None:
     """An earlier AEM wrote a turn's verdict under the plain name on its span, and
-    ``aem.trace`` per trace: written again, only the new names remain."""
+    ``aem.trace`` per trace: written again, only the new names remain — and an evaluation
+    run's feedback under a plain name stays that run's."""
     _, _, report, found = written
     items = [i for s in report.sessions for i in verdict_items(s, completed_at=0.0)]
     metric = next(i for i in items if i.kind == "metric")
     trace_id = mlflow_trace_id(metric.payload["trace_id"])
     _post_raw(mlflow_server.base, trace_id, metric.payload["name"], metric.payload["span_id"])
     _post_raw(mlflow_server.base, trace_id, "aem.trace", None)
+    # what AEM's scorer logged in an evaluation run is that run's: never touched
+    evaluation = {"mlflow.assessment.sourceRunId": "run-1"}
+    _post_raw(mlflow_server.base, trace_id, LABEL_NAME, metric.payload["span_id"], evaluation)
     sink = MlflowSink(mlflow_server.base)
     try:
         assert sink.deliver(items) == [i.key for i in items]
@@ -123,10 +127,15 @@ def test_rewriting_replaces_the_names_an_earlier_aem_wrote(
     again = [a for a in assessments(mlflow_server.base, [trace_id]) if a["source_id"] == "aem"]
     assert Counter((a["name"], a["span_id"]) for a in again) == Counter(
         (a["name"], a["span_id"]) for a in found if a["trace_id"] == trace_id
-    )
+    ) + Counter([(LABEL_NAME, metric.payload["span_id"])])  # the run's, kept
+    place = (LABEL_NAME, metric.payload["span_id"])
+    [kept] = [a for a in again if (a["name"], a["span_id"]) == place]
+    assert kept["metadata"] == evaluation
 
 
-def _post_raw(base: str, trace_id: str, name: str, span_id: str | None) -> None:
+def _post_raw(
+    base: str, trace_id: str, name: str, span_id: str | None, metadata: dict[str, str] | None = None
+) -> None:
     import httpx
 
     body: dict[str, Any] = {
@@ -137,6 +146,8 @@ def _post_raw(base: str, trace_id: str, name: str, span_id: str | None) -> None:
     }
     if span_id:
         body["span_id"] = span_id
+    if metadata:
+        body["metadata"] = metadata
     answer = httpx.post(
         f"{base}/api/3.0/mlflow/traces/{trace_id}/assessments",
         json={"assessment": body},
