@@ -265,6 +265,23 @@ def _mapping_range(value: Mapping[Any, Any], day_first: bool) -> DateSpan | None
     return None
 
 
+# How far before its year a date in words may start ("miércoles, 30 de septiembre de "),
+# and after it end ("2026 года").
+_BEFORE_YEAR, _AFTER_YEAR = 48, 8
+
+
+def _year_windows(text: str) -> list[tuple[int, int]]:
+    """The stretches of ``text`` around its years, merged where they overlap."""
+    windows: list[tuple[int, int]] = []
+    for year in _HAS_YEAR.finditer(text):
+        start, end = max(0, year.start() - _BEFORE_YEAR), year.end() + _AFTER_YEAR
+        if windows and start <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], end)
+        else:
+            windows.append((start, end))
+    return windows
+
+
 def find_dates(text: str, *, day_first: bool = False) -> list[tuple[DateSpan, int, int]]:
     """Every date, period or range stated in free text, with its span (longest wins).
 
@@ -274,12 +291,18 @@ def find_dates(text: str, *, day_first: bool = False) -> list[tuple[DateSpan, in
     if not _MAY_HOLD_DATE.search(text):
         return []
     candidates: list[tuple[int, int, DateSpan]] = []
+    windows = _year_windows(text)
     for pattern, build in _IN_TEXT:
-        for m in pattern.finditer(text):
-            try:
-                candidates.append((m.start(), m.end(), build(m, day_first)))
-            except ValueError:
-                continue
+        # A form naming its month in words is tried only just before a year: the month
+        # names of four languages, tried at every position of a long record, cost more
+        # than all the other forms together.
+        spans = windows if "(?P<mon>" in pattern.pattern else [(0, len(text))]
+        for start, end in spans:
+            for m in pattern.finditer(text, start, end):
+                try:
+                    candidates.append((m.start(), m.end(), build(m, day_first)))
+                except ValueError:
+                    continue
     candidates.sort(key=lambda c: (c[0], -(c[1] - c[0])))
     chosen: list[tuple[int, int, DateSpan]] = []
     for start, end, span in candidates:

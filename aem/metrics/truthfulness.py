@@ -447,16 +447,16 @@ def _against_user_ids(
         for v in extract_values(text, settings)
         if v.kind == "id"
     }
-    seen = context.seen(turn).values.ids
     conflicts = []
     for value, argument in arguments:
         canonical = str(value.value)
-        if canonical in said or canonical in seen:
+        if canonical in said:
             continue
         slipped = next(
             (raw for user_id, raw in said.items() if near_miss(canonical, user_id)), None
         )
-        if slipped is not None:
+        # Asked last, as it is the dear question: a source that holds the id as such.
+        if slipped is not None and not context.seen(turn).values.supports(value, settings):
             conflicts.append(
                 Evidence(
                     span_id=turn.span_ids[0],
