@@ -545,3 +545,101 @@ TOOL_VERB_PARTICLES = frozenset({"in", "out", "up", "off", "on", "over", "down",
 TOOL_NAME_CONJUNCTIONS = frozenset({"and", "or", "then", "plus"})
 # Words before the verb that do not change what it does ("try_book", "batch_get").
 TOOL_VERB_MODIFIERS = frozenset({"try", "batch", "bulk", "async", "safe", "do", "maybe"})
+
+# --- an action reported as done, per language (aem.evidence.claimed_success) ---------------
+# What a sentence says when it tells the user an action happened: the participle of the
+# action's family ("gebucht", "reservada", "оформлен"), a completion that fits any action
+# ("erfolgreich", "con éxito", "успешно"), or an id presented as the action's confirmation.
+# Written as word beginnings (Spanish and Russian endings change with gender and case).
+# Family by the verb of the tool's name; a verb in no family gets the completions alone.
+ACTION_FAMILIES: dict[str, frozenset[str]] = {
+    "book": frozenset({"book", "reserve", "schedule", "rebook", "reschedule", "confirm"}),
+    "cancel": frozenset({"cancel", "delete", "remove", "void", "revoke", "terminate"}),
+    "send": frozenset({"send", "email", "mail", "notify", "message", "forward", "share"}),
+    "refund": frozenset({"refund", "reimburse", "return"}),
+    "pay": frozenset({"pay", "charge", "purchase", "buy", "checkout"}),
+    "change": frozenset({"update", "change", "modify", "edit", "set", "transfer", "exchange"}),
+    "create": frozenset(
+        {"create", "submit", "place", "order", "register", "add", "open", "file", "issue"}
+    ),
+}
+DONE_PARTICIPLES: dict[str, dict[str, tuple[str, ...]]] = {
+    "book": {
+        "en": ("booked", "reserved", "scheduled", "confirmed", "rebooked", "rescheduled"),
+        "de": ("gebucht", "reserviert", "bestätigt", "eingetragen", "vereinbart", "umgebucht"),
+        "es": ("reservad", "confirmad", "agendad", "programad", "reservé", "agendé"),
+        "ru": (
+            *("забронирован", "оформлен", "подтвержден", "подтверждён", "записан"),
+            *("забронировал", "оформил", "записал"),
+        ),
+    },
+    "cancel": {
+        "en": ("cancelled", "canceled", "deleted", "removed", "voided"),
+        "de": ("storniert", "abgesagt", "gekündigt", "gelöscht"),
+        "es": ("cancelad", "anulad", "eliminad", "cancelé", "anulé"),
+        "ru": ("отменен", "отменён", "аннулирован", "удален", "удалён", "отменил", "удалил"),
+    },
+    "send": {
+        "en": ("sent", "emailed", "mailed", "delivered", "forwarded"),
+        "de": ("gesendet", "versendet", "verschickt", "versandt", "zugestellt"),
+        "es": ("enviad", "remitid", "entregad", "envié"),
+        "ru": ("отправлен", "выслан", "доставлен", "отправил", "выслал"),
+    },
+    "refund": {
+        "en": ("refunded", "reimbursed", "returned"),
+        "de": ("erstattet", "zurückerstattet", "gutgeschrieben"),
+        "es": ("reembolsad", "devuelt", "abonad", "reembolsé", "devolví"),
+        "ru": ("возвращен", "возвращён", "возмещен", "возмещён", "вернул", "возместил"),
+    },
+    "pay": {
+        "en": ("paid", "charged", "purchased", "bought"),
+        "de": ("bezahlt", "überwiesen", "abgebucht"),
+        "es": ("pagad", "cobrad", "comprad", "pagué"),
+        "ru": ("оплачен", "списан", "куплен", "оплатил", "списал"),
+    },
+    "change": {
+        "en": ("changed", "modified", "transferred", "exchanged"),
+        "de": ("geändert", "aktualisiert", "umgestellt", "übertragen"),
+        "es": ("actualizad", "cambiad", "modificad", "transferid", "cambié"),
+        "ru": (
+            *("изменен", "изменён", "обновлен", "обновлён", "переведен", "переведён"),
+            *("изменил", "обновил"),
+        ),
+    },
+    "create": {
+        "en": ("created", "submitted", "placed", "registered", "filed", "issued", "opened"),
+        "de": ("erstellt", "angelegt", "eingereicht", "aufgegeben", "bestellt", "registriert"),
+        "es": ("cread", "realizad", "registrad", "tramitad", "emitid"),
+        "ru": ("создан", "размещен", "размещён", "зарегистрирован", "выписан", "создал"),
+    },
+}
+# Completions that report any action as done. English has none here: its rule wants the
+# tool's verb named beside a completion ("booking confirmed"), the verb being English.
+DONE_COMPLETIONS: dict[str, tuple[str, ...]] = {
+    "de": ("erfolgreich", "erledigt", "abgeschlossen", "durchgeführt"),
+    "es": ("con éxito", "exitosamente", "correctamente", "completad", "list"),
+    "ru": ("успешно", "выполнен", "готово"),
+}
+# An id presented as the action's confirmation: "confirmation BK-4471", "Buchungsnummer".
+CONFIRMATION_NOUNS: dict[str, tuple[str, ...]] = {
+    "en": ("confirmation", "booking reference", "booking number", "reservation number"),
+    "de": ("bestätigungsnummer", "buchungsnummer", "bestätigungscode", "buchungscode"),
+    "es": ("confirmación", "número de reserva", "localizador", "código de reserva"),
+    "ru": ("номер подтверждения", "код подтверждения", "номер брони", "номер бронирования"),
+}
+# What makes a sentence not a report of a done action, in any read language: negated,
+# failed, future, conditional, a question or an offer. One union across the languages —
+# a word of one language that blocks a sentence of another loses a claim, never a proof.
+NOT_DONE_CUES: dict[str, str] = {
+    "en": r"\b(?:not|never|no|unable|fail(?:ed|s|ure)?|error|unsuccessful(?:ly)?|"
+    r"unfortunately|cannot|retry|again|will|would|going to|shall|can|could|should|may|"
+    r"might|please|let me|if|once|whether|try|trying|attempt(?:ed|ing)?|need|needs|want|"
+    r"wants)\b|n[’']t\b|[’']ll\b",
+    "de": r"\b(?:nicht|kein\w*|leider|fehl\w*|konnte|könnte|werde|werden|wird|würde|"
+    r"möchten|soll|sollte|sobald|falls|wenn|ob|erneut|versuch\w*|bitte)\b",
+    "es": r"\b(?:no|nunca|error|fall\w*|lamentablemente|desafortunadamente|pud\w*|"
+    r"pod\w*|intent\w*|voy|vamos|será|serán|estará|quiere|desea|si|cuando|"
+    r"una vez|de nuevo|otra vez|por favor)\b",
+    "ru": r"(?<!\w)(?:не|нет|ни|ошибк\w*|сбо\w*|к сожалению|буд\w*|смог\w*|мог\w*|"
+    r"попроб\w*|попыт\w*|если|когда|как только|ли|снова|пожалуйста)(?!\w)",
+}

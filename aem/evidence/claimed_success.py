@@ -11,6 +11,14 @@ What makes a sentence a report of the action: it holds the verb of the failed to
 ("booking confirmed", "has been", "successfully"), and is neither negated nor future or
 conditional ("could not book", "I'll book", "would you like me to book"). Read-only tools
 (get, search, list …) are not actions.
+
+In German, Spanish and Russian (and in English besides the verb rule) a sentence reports
+the action when it holds a participle of the action's family ("gebucht", "reservada",
+"оформлен" for ``book_*``; :data:`aem.vocabulary.DONE_PARTICIPLES`), a completion that
+fits any action ("erfolgreich", "con éxito", "успешно"), or an id presented as the
+action's confirmation ("confirmation BK-4471", "Buchungsnummer BK-4471") — never with a
+negation, a future, a condition or a question of any read language
+(:data:`aem.vocabulary.NOT_DONE_CUES`).
 """
 
 from __future__ import annotations
@@ -22,10 +30,35 @@ from dataclasses import dataclass
 from aem.evidence.recovery import argument_leaves
 from aem.matching.names import tool_key
 from aem.model import Turn
-from aem.vocabulary import DETERMINERS_EN, TOOL_NAME_FILLER
+from aem.vocabulary import (
+    ACTION_FAMILIES,
+    CONFIRMATION_NOUNS,
+    DETERMINERS_EN,
+    DONE_COMPLETIONS,
+    DONE_PARTICIPLES,
+    NOT_DONE_CUES,
+    READ_LANGUAGES,
+    TOOL_NAME_FILLER,
+)
 
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 _WORD = re.compile(r"[A-Za-z]+")
+_ANY_WORD = re.compile(r"[^\W\d_]+")
+_NOT_DONE_ANYWHERE = re.compile(
+    "|".join(f"(?:{NOT_DONE_CUES[language]})" for language in READ_LANGUAGES) + r"|[?¿]",
+    re.IGNORECASE,
+)
+_COMPLETIONS = re.compile(
+    r"(?<!\w)(?:" + "|".join(re.escape(p) for ps in DONE_COMPLETIONS.values() for p in ps) + r")",
+    re.IGNORECASE,
+)
+# An id after a confirmation noun, within a few words: letters and digits with a digit.
+_CONFIRMATION_ID = re.compile(
+    r"(?<!\w)(?:"
+    + "|".join(re.escape(n) for ns in CONFIRMATION_NOUNS.values() for n in ns)
+    + r")\w*[^.!?\n]{0,24}?(?<![\w-])(?=[\w-]*\d)[A-Za-z0-9][\w-]{3,}",
+    re.IGNORECASE,
+)
 _DONE = re.compile(
     r"\b(?:successfully|succeeded|has been|have been|had been|is now|are now|is done|"
     r"are done|completed|is complete|confirmed|went through|all set)\b",
@@ -38,6 +71,8 @@ _NOT_DONE = re.compile(
     r"|n[’']t\b|[’']ll\b|\?",
     re.IGNORECASE,
 )
+# "12 May", "May 12th": the month, not the modal that would make the sentence conditional.
+_MONTH_MAY = re.compile(r"(?<=\d )May\b|\bMay(?= \d)")
 # Tools that only read change nothing: "I found your booking" after a failed lookup is
 # another problem (an unsupported value), not a claimed action.
 _READ_VERBS = frozenset(
@@ -103,10 +138,46 @@ def claims_done(sentence: str, words: Sequence[str]) -> bool:
     """The sentence reports the action named by ``words`` (its verb first) as done: the
     verb in a past form ("I booked"), or named with a completion ("booking confirmed");
     never negated, future or conditional."""
-    if not words or _NOT_DONE.search(sentence):
+    if not words or _NOT_DONE.search(_MONTH_MAY.sub("", sentence)):
         return False
     named, past = _forms(words[0], sentence)
     return past or (named and _DONE.search(sentence) is not None)
+
+
+def family_of(verb: str) -> str | None:
+    """The action family of a tool's verb (``reserve`` → ``book``), or None.
+
+    >>> family_of("reserve"), family_of("frobnicate")
+    ('book', None)
+    """
+    return next((name for name, verbs in ACTION_FAMILIES.items() if verb in verbs), None)
+
+
+def claims_done_in_any_language(sentence: str, words: Sequence[str]) -> bool:
+    """:func:`claims_done`, or the sentence (in any read language) holds a participle of
+    the action's family, a completion, or an id presented as the action's confirmation,
+    with no negation, future, condition or question of any read language.
+
+    >>> words = action_words("book_appointment")
+    >>> claims_done_in_any_language("Ihr Termin ist gebucht.", words)
+    True
+    >>> claims_done_in_any_language("Ihr Termin konnte nicht gebucht werden.", words)
+    False
+    """
+    if not words:
+        return False
+    if claims_done(sentence, words):
+        return True
+    if _NOT_DONE_ANYWHERE.search(_MONTH_MAY.sub("", sentence)):
+        return False
+    # Every word of the name may say the action ("issue_refund": refund, and issue).
+    families = {f for w in words if (f := family_of(w)) is not None}
+    english = {p for f in families for p in DONE_PARTICIPLES[f]["en"]}
+    stems = [p for f in families for ps in DONE_PARTICIPLES[f].values() for p in ps]
+    for word in _ANY_WORD.findall(sentence.casefold()):
+        if word in english or any(word.startswith(s) for s in stems if s not in english):
+            return True
+    return bool(_COMPLETIONS.search(sentence) or _CONFIRMATION_ID.search(sentence))
 
 
 def reports_done(sentence: str, tool_name: str) -> bool:
@@ -161,7 +232,7 @@ def claimed_successes(
         others = _other_values(failed, succeeded)
         for m in _SENTENCE.finditer(text):
             sentence = m.group(0).strip()
-            if claims_done(sentence, words) and not _mentions(sentence, others):
+            if claims_done_in_any_language(sentence, words) and not _mentions(sentence, others):
                 found.append(ClaimedSuccess(sentence, failed))
                 break
     return found
