@@ -48,6 +48,10 @@ _ROOT = re.compile(r"\\sqrt\{([^{}]*)\}")
 _GROUPED = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 # A currency's code or sign, or a comma between digits: text an amount may be written in.
 _CURRENCY_HINT = re.compile(r"[A-Z]{3}|[$€£¥₽]|\d,\d|руб")
+# A count and its noun as an operand: "3 nights × $105", "3 Tage × 45 €", "2 x 3 ночи".
+_COUNTED_OPERAND = re.compile(
+    r"(?P<count>(?<![\d.,])\d{1,3})\s+[^\W\d_]{2,20}(?=\s*(?:[×*·÷/]|\\times|\\cdot|x\s))"
+)
 _EXPRESSION_TAIL = re.compile(r"[\d.\s+\-*/()^]+$")
 
 
@@ -108,7 +112,9 @@ def written_result(text: str, start: int, number: float, tolerance: float) -> Wr
 def _amounts_as_numbers(text: str) -> str:
     """Amounts of money as the plain numbers they are: "EUR 25.00 + 25,00 €" is
     "25.0 + 25.0", read by the value reader in any position and locale (a currency on
-    its operands does not make a sum no sum)."""
+    its operands does not make a sum no sum); a count's noun before an operator goes
+    ("3 Tage × 45,00 €" is "3 × 45.0")."""
+    text = _COUNTED_OPERAND.sub(r"\g<count>", text)
     if not _CURRENCY_HINT.search(text):
         return text
     out, last = [], 0

@@ -64,3 +64,20 @@ def test_written_sums_of_money_are_arithmetic_in_any_locale(
         result = extract_values(text, settings_)[-1]
         found = contradiction(result, text, [], settings_)
         assert (found is not None) is wrong, text
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "3 nights × {} = {}",
+        "3 Tage × {} = {}",
+        "3 noches x {} = {}",
+        "3 ночи * {} = {}",
+    ],
+)
+def test_a_count_with_its_noun_is_an_operand(template: str) -> None:
+    settings_ = CompareSettings()
+    for total, wrong in (("$135.00", False), ("$145.00", True)):
+        text = template.format("$45.00", total)
+        found = contradiction(extract_values(text, settings_)[-1], text, [], settings_)
+        assert (found is not None) is wrong, text
