@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from aem.cases import Case
 from aem.engines import available_cores
+from aem.engines.remaining import RemainingWork
 from aem.engines.seam import (
     EVALUATION_ERROR,
     DeferredEngine,
@@ -32,7 +33,7 @@ from aem.metrics.registry import ResolvedMetrics, resolve
 from aem.model import AuditReport, ClosedSession, InputIssue, SessionReport
 from aem.settings import AemConfig
 from collectors.backends import SourceWindow, SpanSource
-from collectors.readers import DEFAULT_MAX_RECORD_BYTES
+from collectors.readers import DEFAULT_MAX_RECORD_BYTES, find_trace_files
 from collectors.reading import SessionReading
 
 __all__ = [
@@ -111,7 +112,8 @@ def audit_paths(
     from them) without the audit holding on to spans it has evaluated. A record above
     ``max_record_bytes`` is reported and skipped without being held in memory. ``workers``
     above 1 evaluates in that many worker processes; ``None`` in one per core, started only
-    once evaluating here has taken :data:`HERE_SECONDS` (a short audit starts none). The
+    once evaluating here has taken :data:`HERE_SECONDS` and at least
+    :data:`POOL_MIN_SECONDS` are estimated to be left (a short audit starts none). The
     report does not change.
     ``config`` may be what the loader resolved (:func:`aem.config.load_resolved`): its
     metrics are then used as they are, not resolved again.
@@ -121,7 +123,8 @@ def audit_paths(
     progress = progress or AuditProgress()
     issues: list[InputIssue] = []
     outcomes = Outcomes(issues, progress)
-    engine = _engine(workers, resolved, cases, outcomes.add)
+    paths = list(paths)
+    engine = _engine(workers, resolved, cases, outcomes.add, _remaining(workers, paths, sources))
     reading = SessionReading(
         config.assembly,
         issues,
@@ -151,6 +154,21 @@ def audit_paths(
 # loaded once per worker), so a short audit is done before a pool would be ready, and a
 # long one loses at most this much of its parallel time.
 HERE_SECONDS = 1.0
+# ... and only when at least this much evaluation is estimated to be left (from the share
+# of the input read, :mod:`aem.engines.remaining`): below it the pool's start (a worker
+# building its evaluator and loading the model, the cores it takes from this process on a
+# busy machine) is not won back. A 25-session tau-bench audit is about 5 s of evaluation.
+POOL_MIN_SECONDS = 8.0
+
+
+def _remaining(
+    workers: int | None, paths: list[str], sources: Sequence[SpanSource]
+) -> RemainingWork | None:
+    """With the worker count left to AEM and files to read: what tells, from the share
+    of their bytes read, how much evaluation is left (a backend's size is unknown)."""
+    if workers is not None or sources:
+        return None
+    return RemainingWork(find_trace_files(paths)[0], POOL_MIN_SECONDS)
 
 
 def _engine(
@@ -158,11 +176,13 @@ def _engine(
     resolved: ResolvedMetrics,
     cases: Mapping[str, Case] | None,
     deliver: Deliver,
+    remaining: RemainingWork | None = None,
 ) -> SessionEngine:
     """Evaluation here for one worker, in a process pool for more (each worker resolves
     the configuration once), here first and then in a pool when the count is left to
-    AEM. The metrics were resolved before either: a plug-in that cannot load fails the
-    audit before it starts."""
+    AEM and enough work is left (``remaining``), its workers forked from this process
+    after it has loaded what they need. The metrics were resolved before either: a
+    plug-in that cannot load fails the audit before it starts."""
     if workers is not None and workers <= 1:
         return _here(resolved, cases, deliver)
     from aem.engines.pool import PoolEngine
@@ -174,8 +194,9 @@ def _engine(
         return _here(resolved, cases, deliver)
     return DeferredEngine(
         _here(resolved, cases, deliver),
-        lambda: PoolEngine(cores, resolved.config, cases, deliver),
+        lambda: PoolEngine(cores, resolved.config, cases, deliver, fork=True),
         HERE_SECONDS,
+        remaining.worth_pool if remaining is not None else None,
     )
 
 

@@ -9,10 +9,15 @@ Why this shape:
 * Each worker builds its :class:`~aem.evaluate.Evaluator` on its first task of an audit;
   the embedding model inside it loads only when a session compares text, once per worker.
   Torch gets the worker's share of the cores, not all of them per worker.
-* Workers are forked from a forkserver, never from the caller: a caller that has already
-  used torch's thread pool (a test run, a notebook) cannot hand a worker a broken one. The
-  pool outlives one audit, so a process that audits many times pays torch's import once
-  per worker, not once per audit.
+* Workers are forked from a forkserver, never from the caller, unless the caller asks for
+  ``fork`` after it has loaded what they need (:func:`fork_allowed`): a caller that has
+  already used torch's thread pool (a test run, a notebook) cannot hand a worker a broken
+  one, and a server's gRPC threads cannot be forked mid-call. An audit that evaluated its
+  first sessions here and runs on the ONNX encoder forks its workers from itself: they
+  start with AEM, onnxruntime and the tokenizer imported, and only load the weights
+  (a forkserver worker imports them again, ~1 s of CPU each on this kind of machine). The
+  pool outlives one audit, so a process that audits many times pays the imports once per
+  worker, not once per audit.
 * Outcomes are delivered in submission order, with the issue position recorded when the
   chunk was submitted: the report is byte-identical to evaluating in this process.
 * In-flight chunks are bounded, so memory stays bounded when reading outruns evaluating.
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing
+import os
 import sys
 import time
 import uuid
@@ -51,7 +57,7 @@ _PRELOAD_EMBEDDING = [*_PRELOAD, "sentence_transformers"]
 
 # In the calling process: the pool, kept for the next audit with the same worker count
 # and module search path (workers import plug-ins from the path they were started with).
-_POOL: tuple[tuple[int, tuple[str, ...]], ProcessPoolExecutor] | None = None
+_POOL: tuple[tuple[int, tuple[str, ...], str], ProcessPoolExecutor] | None = None
 
 
 def worker_config(config: AemConfig, workers: int) -> AemConfig:
@@ -76,6 +82,18 @@ def preloads_embedding(config: AemConfig) -> bool:
     return compare.embed_free_text and resolve_backend(compare.embedding_backend) == "torch"
 
 
+def fork_allowed(config: AemConfig) -> bool:
+    """Whether workers may be forked from the calling process itself (``fork``).
+
+    Only where the platform forks (not Windows, not macOS's default), and only when the
+    encoder is not torch: torch's intra-op thread pool does not survive a fork once used,
+    onnxruntime's is built per session and a worker builds its own."""
+    if "fork" not in multiprocessing.get_all_start_methods() or sys.platform == "darwin":
+        return False
+    compare = config.compare
+    return not (compare.embed_free_text and resolve_backend(compare.embedding_backend) == "torch")
+
+
 def _evaluate_chunk(job_key: str, job: bytes, packed: bytes) -> tuple[bytes, float]:
     """In a worker: evaluate a packed chunk; (pickled outcomes in order, seconds spent)."""
     start = time.perf_counter()
@@ -84,20 +102,28 @@ def _evaluate_chunk(job_key: str, job: bytes, packed: bytes) -> tuple[bytes, flo
     return dumps(outcomes), time.perf_counter() - start
 
 
-def shared_pool(workers: int, *, embeds: bool) -> ProcessPoolExecutor:
+def shared_pool(workers: int, *, embeds: bool, fork: bool = False) -> ProcessPoolExecutor:
     """The process-wide pool of ``workers`` processes, its forkserver started now.
 
     When the audit compares text (``embeds``), the forkserver imports
     sentence-transformers once, while this process reads on: each worker forked from it
-    then only loads the model's weights, instead of paying torch's import again."""
+    then only loads the model's weights, instead of paying torch's import again. With
+    ``fork`` (the caller checked :func:`fork_allowed`) workers are forked from this
+    process as it is, with everything it has imported."""
     global _POOL
-    key = (workers, tuple(sys.path))
+    method = "fork" if fork else "forkserver"
+    key = (workers, tuple(sys.path), method)
     if _POOL is not None and _POOL[0] == key:
         return _POOL[1]
     shutdown_pool()
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(_PRELOAD_EMBEDDING if embeds else _PRELOAD)
-    forkserver.ensure_running()
+    context = multiprocessing.get_context(method)
+    if not fork:
+        context.set_forkserver_preload(_PRELOAD_EMBEDDING if embeds else _PRELOAD)
+        forkserver.ensure_running()
+    else:
+        # The tokenizer's own threads do not survive a fork: a worker's tokenizer runs on
+        # one thread (as its encoder does), and says nothing about it.
+        os.environ["TOKENIZERS_PARALLELISM"] = "false"
     _POOL = (key, ProcessPoolExecutor(max_workers=workers, mp_context=context))
     return _POOL[1]
 
@@ -122,12 +148,15 @@ class PoolEngine:
         config: AemConfig,
         cases: Mapping[str, Case] | None,
         deliver: Deliver,
+        *,
+        fork: bool = False,
     ) -> None:
         self.workers = workers
         self.deliver = deliver
         self._key = uuid.uuid4().hex
         self._job = pack_job(worker_config(config, workers), cases)
-        self._pool = shared_pool(workers, embeds=preloads_embedding(config))
+        fork = fork and fork_allowed(config)
+        self._pool = shared_pool(workers, embeds=preloads_embedding(config), fork=fork)
         self._pending: deque[tuple[Future[tuple[bytes, float]], int, int]] = deque()
         self._sessions_done = 0
         self._seconds_done = 0.0

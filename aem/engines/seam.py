@@ -63,6 +63,8 @@ class DeferredEngine:
     either way (all sessions evaluated here were submitted before any sent to the pool),
     so the report is the one either engine alone gives. A long audit loses at most
     ``here_seconds`` of parallel work; a one-session audit never starts a process.
+    ``worth_pool(last session evaluated here, seconds spent)`` says whether what is left
+    pays for a pool at all: an audit that will end within a few seconds is finished here.
     """
 
     def __init__(
@@ -70,17 +72,32 @@ class DeferredEngine:
         here: SessionEngine,
         start_pool: Callable[[], SessionEngine],
         here_seconds: float,
+        worth_pool: Callable[[ClosedSession, float], bool] | None = None,
     ) -> None:
         self._here = here
         self._start_pool = start_pool
         self._budget = here_seconds
+        self._next_check = here_seconds
         self._spent = 0.0
+        self._worth = worth_pool
+        self._last: ClosedSession | None = None
         self._pool: SessionEngine | None = None
+
+    def _pool_now(self) -> bool:
+        """Whether to start the pool before the next session: ``here_seconds`` spent and,
+        with ``worth_pool``, enough work estimated to remain (asked again after each
+        further ``here_seconds``: a small audit never starts one)."""
+        if self._spent < self._next_check:
+            return False
+        if self._worth is None or self._last is None or self._worth(self._last, self._spent):
+            return True
+        self._next_check = self._spent + self._budget
+        return False
 
     def submit(self, sessions: list[ClosedSession], position: int) -> None:
         """One at a time while here (a reader's last group can hold every session)."""
         for at, session in enumerate(sessions):
-            if self._pool is None and self._spent >= self._budget:
+            if self._pool is None and self._pool_now():
                 self._pool = self._start_pool()
             if self._pool is not None:
                 self._pool.submit(sessions[at:], position)
@@ -88,6 +105,7 @@ class DeferredEngine:
             started = time.perf_counter()
             self._here.submit([session], position)
             self._spent += time.perf_counter() - started
+            self._last = session
 
     def finish(self) -> None:
         """Outcomes still out in the pool, if it started (those evaluated here are in)."""

@@ -1,15 +1,18 @@
 """What ``groundedness`` costs per RAG answer, against the encoder's own rate.
 
 Run: ``python -m bench.groundedness.speed [--data DIR] [--answers N] [--rounds R]
-[--backends auto,torch] [--dump FILE] [--compare FILE] [--no-audit-path]``
+[--backends auto,torch] [--workloads shared,distinct] [--dump FILE] [--compare FILE]
+[--no-audit-path]``
 
 Answers: the RAGTruth Summary development answers when ``AEM_DEV_DATA`` (or ``--data``)
-names the development sets (``ragtruth-summary-dev``: several models' summaries of one
-article, so sessions share documents, as they do in a real audit), whole articles in file
-order until ``--answers`` are reached; else synthetic RAG sessions (three documents, a
-five-claim answer, two answers per document set). Only the ``groundedness`` metric runs,
-through :class:`aem.evaluate.Evaluator` as an audit does (one evaluator, one embedder and
-its cache for the whole run).
+names the development sets; else synthetic RAG sessions (three documents, a five-claim
+answer). Two workloads, side by side: *shared* — several models' summaries of one article,
+whole articles in file order until ``--answers`` are reached (synthetic: two answers per
+document set), so most passages are encoded once for three answers; *distinct* — the
+first answer of each article, one article per answer (synthetic: one answer per document
+set), as production traffic has it, where the embedding cache cannot help. Only the
+``groundedness`` metric runs, through :class:`aem.evaluate.Evaluator` as an audit does
+(one evaluator, one embedder and its cache for the whole run).
 
 Per round and backend: a fresh evaluator scores every answer (CPU seconds of this process,
 all threads), then a fresh embedder makes one raw ``encode_uncached`` call over the unique
@@ -73,9 +76,10 @@ def _article(session_id: str) -> str:
 
 
 def dev_sessions(
-    folder: Path, config: AemConfig, answers: int
+    folder: Path, config: AemConfig, answers: int, distinct: bool = False
 ) -> tuple[list[Session], dict[str, Case]]:
-    """Whole articles' answers, in file order, until ``answers`` are reached."""
+    """Whole articles' answers, in file order, until ``answers`` are reached; with
+    ``distinct`` one answer per article (its first), as production traffic has it."""
     from collectors.reading import SessionReading
 
     cases = load_cases(folder / "cases.jsonl")
@@ -89,7 +93,7 @@ def dev_sessions(
     for group in by_article.values():
         if len(chosen) >= answers:
             break
-        chosen.extend(group)
+        chosen.extend(group[:1] if distinct else group)
     return chosen, cases
 
 
@@ -113,9 +117,10 @@ def _fact(rng: random.Random, subject: str) -> str:
     return f"{subject} {fact}."
 
 
-def synthetic_sessions(answers: int, seed: int = 7) -> list[Session]:
+def synthetic_sessions(answers: int, seed: int = 7, distinct: bool = False) -> list[Session]:
     """RAG sessions: three documents of six sentences, answers of five claims (most from
-    the documents, some with a changed number or invented), two answers per document set."""
+    the documents, some with a changed number or invented), two answers per document set
+    (one with ``distinct``)."""
     rng = random.Random(seed)
     sessions: list[Session] = []
     while len(sessions) < answers:
@@ -123,7 +128,7 @@ def synthetic_sessions(answers: int, seed: int = 7) -> list[Session]:
             " ".join(_fact(rng, rng.choice(_SUBJECTS)) for _ in range(6)) for _ in range(3)
         ]
         said = [s + "." for d in documents for s in d.split(". ") if s]
-        for variant in range(2):
+        for variant in range(1 if distinct else 2):
             claims = [
                 rng.choice(said).rstrip(".").rstrip(".") + "."
                 if rng.random() < 0.7
@@ -266,18 +271,22 @@ def _figures(runs: list[dict[str, Any]], answers: int) -> dict[str, Any]:
     }
 
 
-def _source(args: argparse.Namespace, config: AemConfig) -> Answers:
+def _source(args: argparse.Namespace, config: AemConfig, distinct: bool) -> Answers:
     folder = args.data / DEV_SET if args.data else dev_set(DEV_SET)
     traces = folder / "traces.otlp.jsonl"
+    shape = "distinct documents" if distinct else "shared documents"
     if traces.is_file():
-        sessions, cases = dev_sessions(folder, config, args.answers)
+        sessions, cases = dev_sessions(folder, config, args.answers, distinct)
         articles = len({_article(s.session_id) for s in sessions})
         lines = recorded_lines(traces, [s.session_id for s in sessions])
-        name = f"RAGTruth Summary dev ({articles} articles)"
+        name = f"RAGTruth Summary dev, {shape} ({articles} articles)"
         return Answers(name, sessions, cases, lines, folder / "cases.jsonl")
-    sessions = synthetic_sessions(args.answers)
-    name = f"synthetic (no {ENV}/{DEV_SET})"
+    sessions = synthetic_sessions(args.answers, distinct=distinct)
+    name = f"synthetic, {shape} (no {ENV}/{DEV_SET})"
     return Answers(name, sessions, {}, session_lines(sessions), None)
+
+
+WORKLOADS = {"shared": False, "distinct": True}
 
 
 def _print_figures(backend: str, f: dict[str, Any]) -> None:
@@ -302,6 +311,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1, help="encoder CPU threads")
     parser.add_argument("--backends", default="auto", help="comma-separated, e.g. auto,torch")
+    parser.add_argument(
+        "--workloads",
+        default="shared,distinct",
+        help="shared (answers grouped by article), distinct (one answer per article)",
+    )
     parser.add_argument("--dump", type=Path, help="write the verdicts here (JSON)")
     parser.add_argument("--compare", type=Path, help="verdicts must equal this dump's")
     parser.add_argument(
@@ -312,37 +326,45 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     config = load_config(None, [NO_CITATIONS, f"compare.embedding_threads={args.threads}"])
-    answers = _source(args, config)
-    sessions, name = answers.sessions, answers.name
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
-    print(f"load average {os.getloadavg()[0]:.1f}; {len(sessions)} answers: {name}")
-    figures = measure(answers, config, backends, args.rounds, args.audit_path)
+    print(f"load average {os.getloadavg()[0]:.1f}")
     status = 0
-    for backend, f in figures.items():
-        _print_figures(backend, f)
-    first = figures[backends[0]]["verdicts"]
-    for backend in backends[1:]:
-        same = figures[backend]["verdicts"] == first
-        print(f"verdicts {backends[0]} == {backend}: {same}")
-        status |= not same
+    first: dict[str, Any] = {}
+    report: dict[str, Any] = {"rounds": args.rounds, "threads": args.threads, "workloads": {}}
+    for workload in [w.strip() for w in args.workloads.split(",") if w.strip()]:
+        answers = _source(args, config, WORKLOADS[workload])
+        print(f"{workload}: {len(answers.sessions)} answers: {answers.name}")
+        figures = measure(answers, config, backends, args.rounds, args.audit_path)
+        for backend, f in figures.items():
+            _print_figures(backend, f)
+        for backend in backends[1:]:
+            same = figures[backend]["verdicts"] == figures[backends[0]]["verdicts"]
+            print(f"verdicts {backends[0]} == {backend}: {same}")
+            status |= not same
+        first.update(figures[backends[0]]["verdicts"])
+        report["workloads"][workload] = {
+            "source": answers.name,
+            "answers": len(answers.sessions),
+            "figures": {
+                b: {k: v for k, v in f.items() if k != "verdicts"} for b, f in figures.items()
+            },
+        }
     if args.dump:
         args.dump.write_text(json.dumps(first, indent=1, sort_keys=True), encoding="utf-8")
     if args.compare:
-        before = json.loads(args.compare.read_text(encoding="utf-8"))
-        differ = sorted(k for k in set(before) | set(first) if before.get(k) != first.get(k))
-        print(f"verdicts equal to {args.compare.name}: {not differ} ({len(differ)} answers differ)")
-        for key in differ[:5]:
-            print(f"  {key}: {before.get(key)} -> {first.get(key)}")
-        status |= bool(differ)
-    report = {
-        "source": name,
-        "answers": len(sessions),
-        "rounds": args.rounds,
-        "threads": args.threads,
-        "figures": {b: {k: v for k, v in f.items() if k != "verdicts"} for b, f in figures.items()},
-    }
+        status |= _compare(args.compare, first)
     write_report("groundedness-speed", report)
     return status
+
+
+def _compare(path: Path, now: dict[str, Any]) -> bool:
+    """Whether any answer's verdicts differ from the dump at ``path`` (and which)."""
+    before = json.loads(path.read_text(encoding="utf-8"))
+    differ = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
+    print(f"verdicts equal to {path.name}: {not differ} ({len(differ)} answers differ)")
+    for key in differ[:5]:
+        print(f"  {key}: {before.get(key)} -> {now.get(key)}")
+    return bool(differ)
 
 
 if __name__ == "__main__":

@@ -170,6 +170,48 @@ def test_deferred_engine_hands_the_rest_of_a_group_to_the_pool_once_over_budget(
     assert pool.finished and pool.closed and here.closed
 
 
+def test_deferred_engine_asks_again_whether_a_pool_is_worth_it() -> None:
+    """Over budget but told little work is left, it stays here and asks again only after
+    another budget of evaluation; once told yes, the rest goes to the pool."""
+    here, pool, asked = _Recording(cost=0.02), _Recording(), []
+
+    def worth(last: ClosedSession, spent: float) -> bool:
+        asked.append(last.session_id)
+        return len(asked) > 1
+
+    engine = DeferredEngine(here, lambda: pool, 0.03, worth)
+    engine.submit(_sessions("a", "b", "c", "d", "e", "f", "g"), 0)
+    engine.finish()
+    assert asked == ["b", "d"]
+    assert here.got == [([n], 0) for n in "abcd"]
+    assert pool.got == [(["e", "f", "g"], 0)]
+
+
+def _at(session_id: str, source: str | None, line: int = 0) -> ClosedSession:
+    span = _span(0)
+    span.origin = SourceRef(source, line) if source is not None else None
+    return ClosedSession(session_id, session_id, False, [span])
+
+
+def test_remaining_work_reads_the_share_of_the_input_from_where_a_session_was_read(
+    tmp_path: Path,
+) -> None:
+    from aem.engines.remaining import RemainingWork
+
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text("x" * 99 + "\n")  # 100 bytes, one line
+    second.write_text("".join("y" * 29 + "\n" for _ in range(10)))  # 300 bytes, 10 lines
+    remaining = RemainingWork([str(first), str(second)], min_seconds=10.0)
+    share = remaining.share_read(_at("s", str(second), 5))
+    assert share == pytest.approx((100 + 300 * 5 / 11) / 400)
+    # ~59 % read: 1 s spent leaves ~0.7 s, no pool; 20 s spent leaves ~14 s, a pool.
+    assert not remaining.worth_pool(_at("s", str(second), 5), 1.0)
+    assert remaining.worth_pool(_at("s", str(second), 5), 20.0)
+    # Where it cannot tell (stdin, a span without a source): as before, a pool.
+    assert RemainingWork(["-"], 10.0).worth_pool(_at("s", "-", 3), 0.1)
+    assert remaining.worth_pool(_at("u", None), 0.1)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("here_seconds", [0.0, 0.05])
 def test_default_workers_report_equals_one_whenever_the_pool_starts(
@@ -187,10 +229,50 @@ def test_default_workers_report_equals_one_whenever_the_pool_starts(
     shutdown_pool()
     assert not multiprocessing.active_children()
     monkeypatch.setattr(aem.audit, "HERE_SECONDS", here_seconds)
+    monkeypatch.setattr(aem.audit, "POOL_MIN_SECONDS", 0.0)
     deferred = audit_paths([str(REPO / "sample_traces")], workers=None).model_dump_json()
     assert multiprocessing.active_children(), "the pool never started"
     shutdown_pool()
     assert_same(single, deferred, f"default workers, pool after {here_seconds} s")
+
+
+@pytest.mark.slow
+def test_default_workers_are_forked_from_the_audit_and_report_as_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pool the default starts forks its workers from the auditing process (which
+    has already loaded AEM and the encoder), and the report is still the single
+    process's, byte for byte, embeddings included."""
+    import aem.audit
+    from aem.engines import pool
+
+    pool.shutdown_pool()
+    paths = [str(REPO / "sample_traces")]
+    single = audit_paths(paths, workers=1).model_dump_json()
+    monkeypatch.setattr(aem.audit, "HERE_SECONDS", 0.05)
+    monkeypatch.setattr(aem.audit, "POOL_MIN_SECONDS", 0.0)
+    deferred = audit_paths(paths, workers=None).model_dump_json()
+    assert pool._POOL is not None and pool._POOL[0][2] == "fork"
+    pool.shutdown_pool()
+    assert_same(single, deferred, "default workers forked after load")
+
+
+def test_default_workers_start_no_pool_when_little_work_is_left(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past ``HERE_SECONDS``, the pool starts only if the input still left is estimated
+    to take ``POOL_MIN_SECONDS``: the samples are a few seconds of work at most."""
+    import multiprocessing
+
+    import aem.audit
+    from aem.engines.pool import shutdown_pool
+
+    shutdown_pool()
+    monkeypatch.setattr(aem.audit, "HERE_SECONDS", 1e-6)  # asked after the first session
+    monkeypatch.setattr(aem.audit, "POOL_MIN_SECONDS", 3600.0)
+    report = audit_paths([str(REPO / "sample_traces")], workers=None)
+    assert len(report.sessions) > 5
+    assert not multiprocessing.active_children()
 
 
 def test_a_short_audit_with_default_workers_starts_no_process(tmp_path: Path) -> None:
