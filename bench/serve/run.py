@@ -22,6 +22,12 @@ bench/results/serve-<time>.json (gitignored).
     python -m bench.serve.run --sessions 2000 --senders 2 --in-flight 16
     python -m bench.serve.run --pause-evaluation --sessions 12000 --baseline HEAD~3
     python -m bench.serve.run --rate 6000   # open loop at 6 k spans/s, e.g. 2x capacity
+    python -m bench.serve.run --sessions 1000 --mix sample,unique
+
+``--mix`` chooses the sessions: ``sample`` (copies of the sample sessions with fresh ids:
+their texts repeat, so after the first copy every embedding is a cache hit), ``unique``
+(:func:`bench.serve.workload.unique_copies`: no text repeats, as in production), or both,
+each its own column.
 """
 
 from __future__ import annotations
@@ -56,21 +62,28 @@ def _payloads(
 
 
 def _counted_payloads(
-    sessions: int, senders: int, spans_per_request: int, prefix: str, *, grouped: bool = False
+    sessions: int,
+    senders: int,
+    spans_per_request: int,
+    prefix: str,
+    *,
+    grouped: bool = False,
+    mix: str = "sample",
 ) -> tuple[list[list[tuple[bytes, int]]], int]:
     """As :func:`_payloads`; ``grouped``: each request shaped as an SDK exporter or a
     Collector batch sends it (one ``resource_spans`` per resource, one ``scope_spans``
-    per scope), not one of each per merged sample line."""
+    per scope), not one of each per merged sample line; ``mix``: copies of the samples,
+    or ``unique`` sessions whose texts never repeat (:mod:`bench.serve.workload`)."""
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTraceServiceRequest,
     )
 
-    from bench.serve.workload import session_copies
+    from bench.serve.workload import MIXES
 
     shares: list[list[tuple[bytes, int]]] = [[] for _ in range(senders)]
     pending = [(ExportTraceServiceRequest(), 0) for _ in range(senders)]
     total_spans = 0
-    for i, (_, requests) in enumerate(session_copies(sessions, prefix=prefix)):
+    for i, (_, requests) in enumerate(MIXES[mix](sessions, prefix=prefix)):
         share = shares[i % senders]
         merged, n = pending[i % senders]
         for body in requests:
@@ -402,30 +415,65 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=1, help="runs per server, medians")
     parser.add_argument("--server-arg", action="append", default=[], help="extra serve flag")
     parser.add_argument("--timeout", type=float, default=900)
+    parser.add_argument(
+        "--mix",
+        default="sample",
+        help="sample (copies of the samples: texts repeat), unique (bench/domains sessions: "
+        "no text repeats), or both: sample,unique",
+    )
     return parser.parse_args()
 
 
 def main() -> int:
     args = _arguments()
-    shares, total_spans = _counted_payloads(
-        args.sessions, args.senders, args.spans_per_request, "bench", grouped=args.grouped
-    )
+    mixes = [m.strip() for m in args.mix.split(",") if m.strip()]
+    payloads = {
+        mix: _counted_payloads(
+            args.sessions,
+            args.senders,
+            args.spans_per_request,
+            "bench",
+            grouped=args.grouped,
+            mix=mix,
+        )
+        for mix in mixes
+    }
     roots = {"current": ROOT}
     if args.baseline:
         roots = {"baseline": export_revision(args.baseline), **roots}
-    rounds: dict[str, list[dict[str, Any]]] = {name: [] for name in roots}
+    # One column per server and mix ("current" alone for the sample mix, as before).
+    names = [(r, m) for m in mixes for r in roots]
+    label = {(r, m): r if mixes == ["sample"] else f"{r}/{m}" for r, m in names}
+    rounds: dict[str, list[dict[str, Any]]] = {label[n]: [] for n in names}
     for _ in range(args.rounds):  # alternated, so load from elsewhere hits both alike
-        for name, root in roots.items():
-            rounds[name].append(run_once(root, shares, args))
+        for root_name, mix in names:
+            run = run_once(roots[root_name], payloads[mix][0], args)
+            rounds[label[root_name, mix]].append(run | {"spans_sent": payloads[mix][1]})
     runs = {name: _median(values) for name, values in rounds.items()}
     settings = {k: v for k, v in vars(args).items() if k not in {"timeout"}}
-    result: dict[str, Any] = {"spans": total_spans, **settings, "cpus": os.cpu_count(), **runs}
+    result: dict[str, Any] = {**settings, "cpus": os.cpu_count(), **runs}
     result["rounds_measured"] = rounds
-    keys = list(runs["current"])
-    print(f"{'':<32}" + "".join(f"{name:>14}" for name in runs))
+    _print_and_write(result, runs, rounds, args)
+    ok = all(r["dropped"] == 0 for rs in rounds.values() for r in rs)
+    if not args.pause_evaluation:
+        ok = ok and all(
+            r.get("sessions_evaluated") == args.sessions for rs in rounds.values() for r in rs
+        )
+    return 0 if ok else 1
+
+
+def _print_and_write(
+    result: dict[str, Any],
+    runs: dict[str, dict[str, Any]],
+    rounds: dict[str, list[dict[str, Any]]],
+    args: argparse.Namespace,
+) -> None:
+    """The table of figures per server and mix, the ratios to a baseline, the JSON file."""
+    keys = list(next(iter(runs.values())))
+    print(f"{'':<32}" + "".join(f"{name:>16}" for name in runs))
     for key in keys:
-        print(f"{key:<32}" + "".join(f"{r.get(key, '')!s:>14}" for r in runs.values()))
-    if "baseline" in runs:
+        print(f"{key:<32}" + "".join(f"{r.get(key, '')!s:>16}" for r in runs.values()))
+    if "baseline" in runs and "current" in runs:
         ratios = {
             key: round(runs["current"][key] / runs["baseline"][key], 2)
             for key in (
@@ -444,12 +492,6 @@ def main() -> int:
     path = results_dir / f"serve-{time.strftime('%Y%m%d-%H%M%S')}.json"
     path.write_text(json.dumps(result, indent=2))
     print(f"written {path.relative_to(ROOT)}")
-    ok = all(r["dropped"] == 0 for rs in rounds.values() for r in rs)
-    if not args.pause_evaluation:
-        ok = ok and all(
-            r.get("sessions_evaluated") == args.sessions for rs in rounds.values() for r in rs
-        )
-    return 0 if ok else 1
 
 
 if __name__ == "__main__":

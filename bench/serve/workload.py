@@ -1,14 +1,19 @@
-"""The sample mix as pre-encoded OTLP requests, with fresh ids per copy.
+"""The sample mix and the unique-text mix as pre-encoded OTLP requests, fresh ids per copy.
 
 Why pre-encoded: one OTel SDK sender process encodes only 11–14 k spans/s (pure-Python
 protobuf encoding, measured on the 2-core development machine), so a load test that
 encodes while sending measures the sender.
 Each copy of a sample session gets new trace/span ids and a new session id, so the
 server sees N distinct sessions of the real shapes (dialects, parallel tools, sub-agents).
+But their texts repeat: after the first copy every embedding is a cache hit. The
+*unique-text* mix (:func:`unique_copies`) is production-like instead: sessions of
+:mod:`bench.domains` (12 businesses, 4 languages, tool calls with message histories), each
+with its own dates, amounts, references and people, so no message repeats across copies.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Iterator
@@ -132,3 +137,24 @@ def session_copies(n: int, prefix: str = "load") -> Iterator[tuple[str, list[byt
         old, requests = samples[i % len(samples)]
         new = f"{prefix}-{i}-{old}"
         yield new, [r.SerializeToString() for r in copy_session(requests, old, new)]
+
+
+def unique_copies(n: int, prefix: str = "load") -> Iterator[tuple[str, list[bytes]]]:
+    """``n`` sessions whose every message and result differs (domains, languages and
+    variants in turn, then the next number): ``(session id, encoded requests)``."""
+    from bench.domains.catalog import DOMAINS, LANGUAGES
+    from bench.domains.generate import VARIANTS, record_session
+
+    combos = (
+        (number, *combo)
+        for number in itertools.count()  # product() would hold all of count() first
+        for combo in itertools.product(DOMAINS, LANGUAGES, VARIANTS)
+    )
+    for i, (number, domain, language, variant) in zip(range(n), combos, strict=False):
+        lines, truth = record_session(domain, language, variant, number)
+        new = f"{prefix}-{i}-{truth.session_id}"
+        requests = [_parse(line) for line in lines if line.strip()]
+        yield new, [r.SerializeToString() for r in copy_session(requests, truth.session_id, new)]
+
+
+MIXES = {"sample": session_copies, "unique": unique_copies}

@@ -60,7 +60,11 @@ def write_sessions(folder: Path, count: int) -> tuple[Path, Path, int]:
 
     lines: list[str] = []
     cases: list[str] = []
-    combos = itertools.product(range(10**6), DOMAINS, LANGUAGES, VARIANTS)
+    combos = (
+        (n, *combo)
+        for n in itertools.count()
+        for combo in itertools.product(DOMAINS, LANGUAGES, VARIANTS)
+    )
     for n, domain, language, variant in itertools.islice(combos, count):
         recorded, _ = record_session(domain, language, variant, n)
         lines += recorded
