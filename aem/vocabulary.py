@@ -609,15 +609,18 @@ DONE_PARTICIPLES: dict[str, dict[str, tuple[str, ...]]] = {
     "create": {
         "en": ("created", "submitted", "placed", "registered", "filed", "issued", "opened"),
         "de": ("erstellt", "angelegt", "eingereicht", "aufgegeben", "bestellt", "registriert"),
-        "es": ("cread", "realizad", "registrad", "tramitad", "emitid"),
-        "ru": ("создан", "размещен", "размещён", "зарегистрирован", "выписан", "создал"),
+        "es": ("cread", "realizad", "registrad", "tramitad", "emitid", "enviad"),
+        "ru": (
+            *("создан", "размещен", "размещён", "зарегистрирован", "выписан", "создал"),
+            *("отправлен", "подан"),
+        ),
     },
 }
 # Completions that report any action as done. English has none here: its rule wants the
 # tool's verb named beside a completion ("booking confirmed"), the verb being English.
 DONE_COMPLETIONS: dict[str, tuple[str, ...]] = {
     "de": ("erfolgreich", "erledigt", "abgeschlossen", "durchgeführt"),
-    "es": ("con éxito", "exitosamente", "correctamente", "completad", "list"),
+    "es": ("con éxito", "exitosamente", "correctamente", "completad", "listo", "lista"),
     "ru": ("успешно", "выполнен", "готово"),
 }
 # An id presented as the action's confirmation: "confirmation BK-4471", "Buchungsnummer".

@@ -12,7 +12,8 @@ What makes a sentence a report of the action: it holds the verb of the failed to
 conditional ("could not book", "I'll book", "would you like me to book"). Read-only tools
 (get, search, list …) are not actions.
 
-In German, Spanish and Russian (and in English besides the verb rule) a sentence reports
+In German, Spanish and Russian (and in English besides the verb rule), for a tool whose
+name says it writes (:func:`aem.matching.effects.effect_by_name`), a sentence reports
 the action when it holds a participle of the action's family ("gebucht", "reservada",
 "оформлен" for ``book_*``; :data:`aem.vocabulary.DONE_PARTICIPLES`), a completion that
 fits any action ("erfolgreich", "con éxito", "успешно"), or an id presented as the
@@ -27,7 +28,9 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from aem.evidence.claims import sentence_pieces
 from aem.evidence.recovery import argument_leaves
+from aem.matching.effects import Effect, effect_by_name
 from aem.matching.names import tool_key
 from aem.model import Turn
 from aem.vocabulary import (
@@ -41,7 +44,6 @@ from aem.vocabulary import (
     TOOL_NAME_FILLER,
 )
 
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 _WORD = re.compile(r"[A-Za-z]+")
 _ANY_WORD = re.compile(r"[^\W\d_]+")
 _NOT_DONE_ANYWHERE = re.compile(
@@ -153,10 +155,14 @@ def family_of(verb: str) -> str | None:
     return next((name for name, verbs in ACTION_FAMILIES.items() if verb in verbs), None)
 
 
-def claims_done_in_any_language(sentence: str, words: Sequence[str]) -> bool:
-    """:func:`claims_done`, or the sentence (in any read language) holds a participle of
-    the action's family, a completion, or an id presented as the action's confirmation,
-    with no negation, future, condition or question of any read language.
+def claims_done_in_any_language(
+    sentence: str, words: Sequence[str], *, writes: bool = True
+) -> bool:
+    """:func:`claims_done`, or — for a tool whose name says it writes (``writes``; a
+    terminal or a code runner says nothing of what it did) — the sentence, in any read
+    language, holds a participle of the action's family, a completion, or an id
+    presented as the action's confirmation, with no negation, future, condition or
+    question of any read language.
 
     >>> words = action_words("book_appointment")
     >>> claims_done_in_any_language("Ihr Termin ist gebucht.", words)
@@ -168,7 +174,7 @@ def claims_done_in_any_language(sentence: str, words: Sequence[str]) -> bool:
         return False
     if claims_done(sentence, words):
         return True
-    if _NOT_DONE_ANYWHERE.search(_MONTH_MAY.sub("", sentence)):
+    if not writes or _NOT_DONE_ANYWHERE.search(_MONTH_MAY.sub("", sentence)):
         return False
     # Every word of the name may say the action ("issue_refund": refund, and issue).
     families = {f for w in words if (f := family_of(w)) is not None}
@@ -229,10 +235,12 @@ def claimed_successes(
     for failed in failures:
         assert failed.tool_call is not None
         words = action_words(failed.tool_call.name)
+        writes = effect_by_name(failed.tool_call.name).effect is Effect.WRITE
         others = _other_values(failed, succeeded)
-        for m in _SENTENCE.finditer(text):
-            sentence = m.group(0).strip()
-            if claims_done_in_any_language(sentence, words) and not _mentions(sentence, others):
+        for piece in sentence_pieces(text):
+            sentence = piece.strip()
+            said = claims_done_in_any_language(sentence, words, writes=writes)
+            if said and not _mentions(sentence, others):
                 found.append(ClaimedSuccess(sentence, failed))
                 break
     return found

@@ -122,3 +122,20 @@ def test_a_recovered_booking_claimed_in_german_passes() -> None:
     said = make_turn("answer", text="Ihr Termin wurde gebucht.")
     metric = Truthfulness(TruthfulnessSettings())
     assert run_metric(metric, make_session(failed, retried, said))[-1].outcome != "fail"
+
+
+def test_a_tool_whose_name_says_no_write_keeps_the_english_verb_rule_alone() -> None:
+    """A terminal that failed: "listed", "Erledigt" or an id say nothing of what it did."""
+    failed = make_tool_call("Computer_terminal", {"code": "ls"}, error="exitcode: 1")
+    said = make_turn(
+        "answer", text="We listed the files in a list. Erledigt. Reference BK-4471 confirmed."
+    )
+    metric = Truthfulness(TruthfulnessSettings())
+    verdict = run_metric(metric, make_session(failed, said))[-1]
+    assert "success claimed" not in verdict.explanation
+
+
+def test_spanish_listo_is_no_english_list() -> None:
+    words = action_words("book_appointment")
+    assert not claims_done_in_any_language("Here is the list of slots I listed.", words)
+    assert claims_done_in_any_language("¡Listo! Su cita quedó para el lunes.", words)
