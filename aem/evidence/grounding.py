@@ -43,6 +43,12 @@ class Passage:
     text: str
     source: str
     prose: bool = True
+    # The user's question the sentence follows in ``text`` ("question + sentence"
+    # passages), else empty.
+    lead: str = ""
+    # Of two neighbouring sentences joined in ``text``, the first one's length, else 0:
+    # a claim that joins them shares words with both.
+    joined: int = 0
 
 
 @dataclass
@@ -127,10 +133,12 @@ def result_passages(text: str) -> tuple[list[str], bool]:
     return pieces, bool(pieces) and not status
 
 
-def _with_neighbours(pieces: list[str]) -> list[str]:
+def _with_neighbours(pieces: list[str], source: str, prose: bool = True) -> list[Passage]:
     """Each sentence, and each pair of neighbours: a claim may join two sentences."""
-    pairs = [f"{a} {b}" for a, b in itertools.pairwise(pieces)]
-    return [*pieces, *pairs]
+    pairs = [
+        Passage(f"{a} {b}", source, prose, joined=len(a)) for a, b in itertools.pairwise(pieces)
+    ]
+    return [*(Passage(p, source, prose) for p in pieces), *pairs]
 
 
 def build_grounding(
@@ -155,7 +163,7 @@ def build_grounding(
         found.prose = True
         label = f"document [{found.documents}]" + (f" ({doc_id})" if doc_id else "")
         found.sources.append(Source(found.documents, doc_id, label, content))
-        found.passages.extend(Passage(p, label) for p in _with_neighbours(sentences(content)))
+        found.passages.extend(_with_neighbours(sentences(content), label))
         texts.append((label, content))
     results = list(tool_results)
     for number, (name, result) in enumerate(results, start=1):
@@ -166,7 +174,7 @@ def build_grounding(
             found.sources.append(Source(number, None, label, result))
         pieces, prose = result_passages(result)
         found.prose = found.prose or (prose and number not in failed)
-        found.passages.extend(Passage(p, label, prose) for p in _with_neighbours(pieces))
+        found.passages.extend(_with_neighbours(pieces, label, prose))
         if name.endswith(")") and not name.endswith("()"):
             found.passages.extend(Passage(f"{name}: {p}", label, prose) for p in pieces)
         texts.append((label, result))
@@ -191,6 +199,7 @@ def _with_question(passages: list[Passage], questions: list[str]) -> list[Passag
             f"{question.strip()[:_MAX_PASSAGE_CHARS]} {p.text}",
             f"{p.source} and the question",
             p.prose,
+            question.strip()[:_MAX_PASSAGE_CHARS],
         )
         for question in questions
         for p in passages[:_MAX_WITH_QUESTION]

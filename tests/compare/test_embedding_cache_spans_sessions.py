@@ -122,3 +122,59 @@ def test_the_default_bound_is_the_documented_one() -> None:
     settings = CompareSettings()
     assert settings.embedding_cache_size == 50_000
     assert TextEmbedder.from_settings(settings).cache_size == 50_000
+
+
+def _rag(answer: str, document: str, question: str) -> Session:
+    return make_session(
+        make_turn(TurnKind.RETRIEVAL, "retrieval kb", documents=[document]),
+        make_turn(TurnKind.ANSWER, "answer", text=answer),
+        session_id="s",
+        user_inputs=[question],
+    )
+
+
+def _groundedness_results(report: SessionReport) -> list[str]:
+    return [m.explanation for t in report.turns for m in t.metrics if m.name == "groundedness"]
+
+
+def test_a_claim_its_value_decides_sends_nothing_to_the_model() -> None:
+    """Only what can change a verdict is encoded: an answer whose one claim states a
+    price no passage holds is proven wrong by its value, whatever passage is nearest."""
+    embedder = CountingEmbedder(CompareSettings())
+    evaluator = _groundedness_evaluator(embedder)
+    report = evaluator.evaluate(
+        _rag("An adult ticket costs $19.50.", " ".join(ARTICLE), "What does a ticket cost?")
+    )
+    assert _groundedness(report) == [Outcome.FAIL]
+    assert "states '$19.50', which the context does not hold" in _groundedness_results(report)[0]
+    assert embedder.sent == []
+
+
+def test_sentences_sharing_no_word_with_a_claim_are_not_encoded() -> None:
+    """A sentence with no content word, number or name of any open claim, a pair of
+    neighbours that no one claim bears on both halves of, and the question before a
+    sentence that already paraphrases the claim are left out; the verdict stands."""
+    embedder = CountingEmbedder(CompareSettings())
+    evaluator = _groundedness_evaluator(embedder)
+    question = "What should a visitor know?"
+    report = evaluator.evaluate(
+        _rag("Guided tours run every Saturday morning.", " ".join(ARTICLE), question)
+    )
+    assert _groundedness(report) == [Outcome.PASS]
+    assert "Guided tours run every Saturday morning." in embedder.sent
+    assert not any("renovated" in text or "ticket" in text for text in embedder.sent)
+    assert not any(text.startswith(question) for text in embedder.sent)
+
+
+def test_a_passage_left_unencoded_still_counts_by_the_words_it_shares() -> None:
+    """ "You can return an item within 30 days" rests on "Refunds are accepted within 30
+    days" read after the question "How long do I have to return an item?": that passage
+    shares every content word of the claim, which decides it without its vector."""
+    embedder = CountingEmbedder(CompareSettings())
+    evaluator = _groundedness_evaluator(embedder)
+    question = "How long do I have to return an item?"
+    document = "Refunds are accepted within 30 days of purchase. Shipping costs are not refunded."
+    report = evaluator.evaluate(_rag("You can return an item within 30 days.", document, question))
+    assert _groundedness(report) == [Outcome.PASS]
+    assert "from document [1] and the question" in _groundedness_results(report)[0]
+    assert "Shipping costs are not refunded." not in embedder.sent
