@@ -1,7 +1,7 @@
 """What one realistic tool-calling session costs, and whether the default worker pool helps.
 
-Run: ``python -m bench.session_cost.run [--sessions 25] [--rounds 3] [--pool 25,400]
-[--no-audit-path]``
+Run: ``python -m bench.session_cost.run [--sessions 25] [--rounds 3] [--pool 25,2000]
+[--tau-pool 25,80] [--no-audit-path]``
 
 Sessions: :mod:`bench.domains` — an agent of one of 12 businesses in one of 4 languages
 verifies the member, looks the record up and tells the user what it says, each chat span
@@ -20,7 +20,9 @@ Three figures, each in the same run:
   CPU subtracted (start-up, imports, the model load), per session.
 * **The pool** (``--pool``, sizes in sessions): wall seconds of ``aem audit --workers 1``
   and of ``aem audit`` with the default workers, alternated, best of ``--rounds``; the
-  ratio default / one process (≤ 1.1 is the bar for small audits, and lower is better).
+  ratio default / one process (≤ 1.1 is the bar for small audits, and lower is better);
+  ``--tau-pool`` the same on the first N tau-bench development sessions, which compare
+  text at length (``AEM_DEV_DATA``).
 """
 
 from __future__ import annotations
@@ -155,10 +157,25 @@ def audit_path(folder: Path, traces: Path, cases_path: Path, count: int) -> floa
     return (full - warm) / max(1, count - 1)
 
 
-def pool(folder: Path, size: int, rounds: int) -> dict[str, float]:
+def tau_sessions(folder: Path, count: int) -> tuple[Path, Path, int]:
+    """The first ``count`` tau-bench airline development sessions (one a line) and their
+    references: sessions that compare text at length (about 0.2 CPU s each)."""
+    from bench.devdata import dev_set
+
+    source = dev_set("tau-bench-airline-dev")
+    folder.mkdir(parents=True, exist_ok=True)
+    traces = folder / "traces.otlp.jsonl"
+    with (source / "traces.otlp.jsonl").open("rb") as full, traces.open("wb") as out:
+        for _, line in zip(range(count), full, strict=False):
+            out.write(line)
+    return traces, source / "references.jsonl", 0
+
+
+def pool(folder: Path, size: int, rounds: int, tau: bool = False) -> dict[str, float]:
     """Wall seconds of ``--workers 1`` and of the default workers on ``size`` sessions,
     alternated, best of ``rounds``."""
-    traces, cases_path, spans = write_sessions(folder / f"pool-{size}", size)
+    make = tau_sessions if tau else write_sessions
+    traces, cases_path, spans = make(folder / f"pool-{size}-{tau}", size)
     walls: dict[str, list[float]] = {"one": [], "default": []}
     cpus: dict[str, list[float]] = {"one": [], "default": []}
     for round_number in range(rounds):
@@ -169,6 +186,7 @@ def pool(folder: Path, size: int, rounds: int) -> dict[str, float]:
             cpus[name].append(cpu)
     one, default = min(walls["one"]), min(walls["default"])
     return {
+        "workload": "tau-bench" if tau else "domains",
         "sessions": size,
         "spans": spans,
         "one_wall_s": one,
@@ -184,6 +202,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=25)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--pool", default="25", help="comma-separated audit sizes; '' = none")
+    parser.add_argument(
+        "--tau-pool", default="", help="audit sizes of tau-bench dev sessions (AEM_DEV_DATA)"
+    )
     parser.add_argument("--no-audit-path", dest="audit_path", action="store_false")
     args = parser.parse_args(argv)
     print(f"load average {os.getloadavg()[0]:.1f}")
@@ -218,11 +239,13 @@ def main(argv: list[str] | None = None) -> int:
                 f"{per_session:.3f} CPU s/session, {per_session / (spans / sessions):.4f} per span"
             )
         report["pool"] = []
-        for size in [int(s) for s in args.pool.split(",") if s.strip()]:
-            p = pool(folder, size, args.rounds)
+        sizes = [(int(s), False) for s in args.pool.split(",") if s.strip()]
+        sizes += [(int(s), True) for s in args.tau_pool.split(",") if s.strip()]
+        for size, tau in sizes:
+            p = pool(folder, size, args.rounds, tau)
             report["pool"].append(p)
             print(
-                f"pool, {size} sessions ({p['spans']} spans): --workers 1 {p['one_wall_s']:.2f} s "
+                f"pool, {size} {p['workload']} sessions: --workers 1 {p['one_wall_s']:.2f} s "
                 f"wall ({p['one_cpu_s']:.2f} CPU s), default {p['default_wall_s']:.2f} s "
                 f"({p['default_cpu_s']:.2f} CPU s): {p['ratio_default_over_one']:.2f}x"
             )
