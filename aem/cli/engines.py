@@ -19,7 +19,8 @@ WorkersOption = Annotated[
         min=1,
         envvar="AEM_WORKERS",
         help="processes evaluating sessions (default: one per core, started once the audit "
-        "has run a second here, so a short one starts none; 1 = in this process). "
+        "has run a second here and the input left looks worth 8 s more, so a short one "
+        "starts none; 1 = in this process). "
         "With --engine ray: the CPUs of a local Ray and the evaluation actors",
     ),
 ]
