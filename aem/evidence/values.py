@@ -24,7 +24,7 @@ from aem.compare.clock import keys_of_instant
 from aem.compare.extract import StatedValue, extract_values
 from aem.compare.settings import CompareSettings
 from aem.evidence.arithmetic import evaluate
-from aem.vocabulary import MONTHS_EN, MONTHS_RU_GENITIVE, STOP_WORDS
+from aem.vocabulary import MONTH_NUMBERS, STOP_WORDS, alternation
 
 _DIGITS = re.compile(r"\d+")
 # A digit run this long said inside an id or a word supports the same number.
@@ -346,7 +346,9 @@ class SeenValues:
                 return True
             # "May 20th" in a user message states the day without a year; a date that
             # states its year may not take it from the same day of another year.
-            return s == e and day_without_year(s, self, strict=bool(_YEAR.search(value.raw)))
+            # A full date is strict (a relative day too: "next Tuesday" names its year).
+            strict = value.kind == "date" or bool(_YEAR.search(value.raw))
+            return s == e and day_without_year(s, self, strict=strict)
         duration = _DURATION.match(value.raw.strip()) if value.kind == "id" else None
         if duration is not None:
             number, unit = duration.group(1), duration.group(2).lower()[:3]
@@ -422,6 +424,12 @@ def _exact(numbers: list[float], value: StatedValue) -> bool:
     return i < len(numbers) and numbers[i] == number
 
 
+_MONTH_NAMES_OF = {
+    month: alternation(name for name, number in MONTH_NUMBERS.items() if number == month)
+    for month in range(1, 13)
+}
+
+
 def day_without_year(day: date, seen: SeenValues, *, strict: bool = True) -> bool:
     """The context names this day and month without a year ("on 12 June", "12 июня",
     "12.06") and — ``strict``, for a stated date with a year — no dated mention of the
@@ -430,11 +438,10 @@ def day_without_year(day: date, seen: SeenValues, *, strict: bool = True) -> boo
         s.month == day.month and s.day == day.day and s.year != day.year for s, _, _ in seen.dates
     ):
         return False
-    en, ru = MONTHS_EN[day.month - 1], MONTHS_RU_GENITIVE[day.month - 1]
+    names = _MONTH_NAMES_OF[day.month]  # of every read language: "Mai", "mayo", "мая"
     forms = (
-        rf"\b{day.day}(?:st|nd|rd|th)? (?:of )?(?:{en}|{en[:3]})\b",
-        rf"\b(?:{en}|{en[:3]}) {day.day}(?:st|nd|rd|th)?\b",
-        rf"(?<!\d){day.day} {ru}",
+        rf"(?<![\d.]){day.day}(?:st|nd|rd|th|\.)? (?:of |de )?(?:{names})(?!\w)",
+        rf"(?<!\w)(?:{names})\.? {day.day}(?:st|nd|rd|th)?(?!\d)",
         rf"(?<![\d.]){day.day:02d}\.{day.month:02d}(?![\d]|\.\d)",
     )
     return any(re.search(form, seen.text) for form in forms)
