@@ -1,4 +1,5 @@
-"""Every word list AEM reads text with, once, English and Russian side by side.
+"""Every word list AEM reads text with, once: the calendar of English, German, Spanish and
+Russian from CLDR (babel), the rest English and Russian side by side.
 
 Why one module at the bottom of the layers: month names, stop words, negations,
 magnitudes and refusal cues were copied into the date parser, the clock, value support,
