@@ -21,6 +21,7 @@ from aem.metrics.registry import resolve_metrics
 from aem.model import (
     AuditReport,
     ClosedSession,
+    Inheritance,
     InputIssue,
     Label,
     MetricResult,
@@ -33,8 +34,13 @@ from aem.model import (
     TurnEdge,
     TurnVerdict,
 )
-from aem.propagation import propagate_failures
-from aem.ranking import categorize, rank_categories, rank_root_causes, signature
+from aem.propagation import (
+    ValueEdge,
+    doubts_reaching,
+    inherit_along_values,
+    propagate_failures,
+)
+from aem.ranking import categorize, rank_categories, rank_root_causes, signature, suspect_rank
 from aem.services import services_from
 from aem.settings import AemConfig
 from collectors.sessions.repair import public_span_id
@@ -84,25 +90,13 @@ class Evaluator:
         services = services_from(self.config, self.comparator)
         context = MetricContext(session=session, case=case, services=services)
         by_turn = self._run_metrics(context)
-        # Only a cause's failure makes a root cause or propagates; an observation's failure
-        # is reported on its turn and ranked apart, nothing more.
         observations = {m.name for m in self.metrics if role_of(m) == OBSERVATION}
-        failed = {
-            tid
-            for tid, results in by_turn.items()
-            if any(r.outcome is Outcome.FAIL and r.name not in observations for r in results)
-        }
-        suspected = {
-            tid
-            for tid, results in by_turn.items()
-            if any(r.outcome is Outcome.UNVERIFIED and r.name not in observations for r in results)
-        }
-        labels = propagate_failures(graph, failed, suspected)
+        by_id = {t.turn_id: t for t in session.turns}
+        labels, ranks, value_edges = _labels(graph, session.turns, by_turn, observations)
         verdicts = [
             _verdict(turn, *labels.get(turn.turn_id, (Label.OK, [])), by_turn.get(turn.turn_id, []))
             for turn in session.turns
         ]
-        by_id = {t.turn_id: t for t in session.turns}
         return SessionReport(
             session_id=session.session_id,
             session_key=session.session_key,
@@ -113,6 +107,7 @@ class Evaluator:
             **_structure(session),
             turns=verdicts,
             edges=turn_edges(graph, session.turns),
+            inheritances=[_inheritance(e) for e in value_edges],
             root_causes=[
                 self._root_cause(by_id[v.turn_id], v, v.failed_metrics, observations)
                 for v in verdicts
@@ -127,8 +122,13 @@ class Evaluator:
             ],
             suspects=[
                 self._root_cause(by_id[v.turn_id], v, _unverified_metrics(v), observations)
-                for v in verdicts
+                for v in sorted(verdicts, key=lambda v: ranks.get(v.turn_id) or 0)
                 if v.label is Label.SUSPECT
+            ],
+            doubts=[
+                self._root_cause(by_id[v.turn_id], v, _unverified_metrics(v), observations)
+                for v in verdicts
+                if v.label is Label.OK and v.turn_id in ranks and ranks[v.turn_id] is None
             ],
         )
 
@@ -186,6 +186,77 @@ def _structure(session: Session) -> dict[str, Any]:
         "boundaries": session.boundaries,
         "conversation_turns": session.conversation_turns,
         "runs": session.runs,
+    }
+
+
+def _labels(
+    graph: TurnGraph,
+    turns: list[Turn],
+    by_turn: Mapping[str, list[MetricResult]],
+    observations: set[str],
+) -> tuple[dict[str, tuple[Label, list[str]]], dict[str, int | None], list[ValueEdge]]:
+    """Each turn's label, the suspect rank of each turn in doubt (None: a doubt that
+    reached no user) and the inheritances along values.
+
+    Only a cause's failure makes a root cause or propagates (an observation's failure is
+    reported on its turn and ranked apart); only a doubt that reached the user (an answer,
+    a state-changing call: :func:`aem.ranking.suspect_rank`), or whose value such a turn
+    repeats (:func:`aem.propagation.doubts_reaching`), makes a suspect."""
+
+    def having(outcome: Outcome) -> set[str]:
+        return {
+            tid
+            for tid, results in by_turn.items()
+            if any(r.outcome is outcome and r.name not in observations for r in results)
+        }
+
+    by_id = {t.turn_id: t for t in turns}
+    ranks = {tid: suspect_rank(by_id[tid]) for tid in having(Outcome.UNVERIFIED) if tid in by_id}
+    suspected = {tid for tid, rank in ranks.items() if rank is not None}
+    # A doubt whose value a turn that reached the user repeats is a suspect after all.
+    doubted = {
+        tid: [c.claim for r in by_turn[tid] if r.name not in observations for c in r.unverified]
+        for tid, rank in ranks.items()
+        if rank is None
+    }
+    for tid in doubts_reaching(graph, turns, doubted, suspected | _facing(turns)):
+        ranks[tid] = 1
+        suspected.add(tid)
+    labels = propagate_failures(graph, having(Outcome.FAIL), suspected)
+    edges = inherit_along_values(graph, labels, turns, _disputed(by_turn, labels, observations))
+    return labels, ranks, edges
+
+
+def _facing(turns: list[Turn]) -> set[str]:
+    """The turns that reached the user or changed state (:func:`aem.ranking.suspect_rank`
+    not None), whatever their verdict."""
+    return {t.turn_id for t in turns if suspect_rank(t) is not None}
+
+
+def _inheritance(edge: ValueEdge) -> Inheritance:
+    return Inheritance(
+        source=edge.source, target=edge.target, kind=edge.kind, value=edge.value, reason=edge.reason
+    )
+
+
+def _disputed(
+    by_turn: Mapping[str, list[MetricResult]],
+    labels: Mapping[str, tuple[Label, list[str]]],
+    left_out: set[str],
+) -> dict[str, list[str]]:
+    """Per failed turn, the values its failure is about: what its failed metrics' evidence
+    says the turn stated (``actual``), the values a later turn can inherit along."""
+    failing = (Label.ROOT_CAUSE, Label.PRIOR_ACTION_FAILED)
+    return {
+        tid: [
+            str(e.actual)
+            for r in results
+            if r.outcome is Outcome.FAIL and r.name not in left_out
+            for e in r.evidence
+            if e.actual is not None and e.field != "status"
+        ]
+        for tid, results in by_turn.items()
+        if labels.get(tid, (Label.OK, []))[0] in failing
     }
 
 
@@ -304,6 +375,9 @@ def build_report(
         ),
         sessions_with_root_cause=sum(1 for r in sessions if r.root_causes),
         sessions_with_suspect_only=sum(1 for r in sessions if r.suspects and not r.root_causes),
+        sessions_with_doubts_only=sum(
+            1 for r in sessions if r.doubts and not r.suspects and not r.root_causes
+        ),
         suspects=rank_root_causes(
             r.model_copy(update={"root_causes": r.suspects}) for r in sessions
         ),

@@ -311,6 +311,20 @@ class TurnEdge(_Shipped):
     kind: str
 
 
+class Inheritance(_Shipped):
+    """``target`` passed its own checks but consumed what the failed ``source`` was wrong
+    about (:func:`aem.propagation.inherit_along_values`), so it is ``prior_action_failed``:
+    ``kind`` ``restates`` (its text states ``value``), ``argument`` (a call passes it) or
+    ``relays`` (it received a failed sub-agent's answer); ``reason`` says it in words,
+    ``restates 'EUR 20.00' from t6``."""
+
+    source: str
+    target: str
+    kind: str
+    value: str = ""
+    reason: str
+
+
 class SessionReport(_Shipped):
     session_id: str
     session_key: str = "gen_ai.conversation.id"
@@ -321,6 +335,8 @@ class SessionReport(_Shipped):
     turns: list[TurnVerdict] = Field(default_factory=list)
     # The turn graph failures propagated along, in turn order of the source, then target.
     edges: list[TurnEdge] = Field(default_factory=list)
+    # Turns that inherited a failure along a value they consumed, with the value and why.
+    inheritances: list[Inheritance] = Field(default_factory=list)
     root_causes: list[RootCause] = Field(default_factory=list)
     issues: list[InputIssue] = Field(default_factory=list)
     # Turns on which no metric passed or failed (every one skipped): "ok" there means
@@ -330,8 +346,12 @@ class SessionReport(_Shipped):
     # causes, but never root causes and never propagated.
     observations: list[RootCause] = Field(default_factory=list)
     # Turns labelled ``suspect`` (``metrics``: the ones that left them unverified): shown
-    # and ranked apart from root causes, never one.
+    # and ranked apart from root causes, never one. A suspect reached the user (an answer)
+    # or changed state (a writing call's argument); ranked: writing calls, then answers.
     suspects: list[RootCause] = Field(default_factory=list)
+    # Turns left unverified that reached no user (a reasoning step, a read's argument):
+    # doubts on that step, not suspects of the session; counted apart.
+    doubts: list[RootCause] = Field(default_factory=list)
     # How the conversation's turns (user message to answer) were bounded: ``conventions``
     # (every one a ``handle_conversation_turn`` span) or ``inferred``, and how many.
     boundaries: Literal["conventions", "inferred"] = "inferred"
@@ -421,6 +441,9 @@ class AuditReport(_Shipped):
     sessions_with_root_cause: int = 0
     # Sessions with no proven root cause but at least one suspect turn.
     sessions_with_suspect_only: int = 0
+    # Sessions with neither a root cause nor a suspect, but a doubt (a value left
+    # unverified on a step that reached no user).
+    sessions_with_doubts_only: int = 0
     # Suspect turns across sessions, ranked as root causes are (never among them).
     suspects: list[RankedRootCause] = Field(default_factory=list)
     # What an unsupported value was in this run: ``suspect`` (unverified, the default) or

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from aem.model import AuditReport, CategoryShare, RankedRootCause, SessionReport
+from aem.matching.effects import Effect, effect_by_name
+from aem.model import AuditReport, CategoryShare, RankedRootCause, SessionReport, Turn, TurnKind
 from aem.settings import TaxonomyRule, read_toml
 from aem.strict import ConfigError, config_error
 
@@ -173,3 +174,27 @@ def rank_root_causes(
     ]
     ranked.sort(key=lambda r: (-r.sessions, r.signature))
     return ranked
+
+
+def suspect_rank(turn: Turn) -> int | None:
+    """Where an unverified turn ranks among a session's suspects, or None when it is no
+    suspect but a doubt on its step: 0 — a call whose tool may change state (its name
+    says it writes, or says neither), 1 — an answer (the user was told it). A reasoning
+    step or a read's argument reached no user unless a later turn repeats it.
+
+    >>> from aem.testing import make_tool_call, make_turn
+    >>> suspect_rank(make_tool_call("book_room", {"room": "12"}))
+    0
+    >>> suspect_rank(make_tool_call("get_room", {"room": "12"})) is None
+    True
+    >>> suspect_rank(make_turn("answer", text="Room 12.")), suspect_rank(make_turn("reasoning"))
+    (1, None)
+    """
+    if turn.kind is TurnKind.ANSWER:
+        return 1
+    call = turn.tool_call
+    if turn.kind is TurnKind.TOOL_CALL and call is not None:
+        # A tool whose name says neither (a terminal, a code runner) may write: judged as
+        # one that does, as aem.matching.effects judges it — a doubt hidden costs more here.
+        return None if effect_by_name(call.name).effect is Effect.READ else 0
+    return None

@@ -221,12 +221,16 @@ def allowed_reasons(turn: TurnVerdict) -> list[Text]:
 
 def inherited_reason(turn: TurnVerdict, report: SessionReport) -> Text:
     """``t4 inherits t2 (tool_execution): own failure correctness.completeness: …``: the
-    turns it inherits from with the metric each failed, then the turn's own first failed
-    metric and why (the table lists all of them; the JSON report has every reason)."""
+    turns it inherits from with the metric each failed, the value it consumed from a
+    failed turn (``restates '€30.00' from t3``), then the turn's own first failed metric
+    and why (the table lists all of them; the JSON report has every reason)."""
     named = {cause.turn_id: cause.metrics[0] for cause in report.root_causes if cause.metrics}
     roots = [f"{root} ({named[root]})" if root in named else root for root in turn.inherited_from]
     line = safe(f"  {turn.turn_id} ", style="yellow")
     line.append_text(safe(f"inherits {', '.join(roots) or 'an earlier failure'}"))
+    along = [i.reason for i in report.inheritances if i.target == turn.turn_id]
+    if along:  # passed its own checks: says which value it took from which failed turn
+        line.append_text(safe(f": {'; '.join(along[:2])}"))
     own = [m for m in turn.metrics if m.outcome is Outcome.FAIL]
     if own:
         more = f" (and {len(own) - 1} more)" if len(own) > 1 else ""

@@ -175,16 +175,19 @@ def allowed_lines(report: AuditReport) -> list[Text]:
 def count_line(report: AuditReport) -> list[Text]:
     """``18 sessions, 7 with a root cause, 2 with suspects only, 98 spans read, 7 turns not
     checked, 18 with inferred turn boundaries`` (the suspects part only when a session has
-    nothing but suspects; the last when a session's conversation turns were not stated by
+    nothing but suspects; then ``1 with doubts only``: a value left unverified on a step
+    that reached no user; the last when a session's conversation turns were not stated by
     ``handle_conversation_turn`` spans)."""
     unchecked = sum(s.unchecked_turns for s in report.sessions)
     suspects = report.sessions_with_suspect_only
+    doubts = report.sessions_with_doubts_only
     inferred = sum(1 for s in report.sessions if s.boundaries == "inferred")
     return [
         Text(
             f"{plural(len(report.sessions), 'session')}, {report.sessions_with_root_cause} "
             "with a root cause"
             + (f", {suspects} with suspects only" if suspects else "")
+            + (f", {doubts} with doubts only" if doubts else "")
             + f", {plural(report.spans_read, 'span')} read"
             + (f", {unchecked} turns not checked" if unchecked else "")
             + (f", {inferred} with inferred turn boundaries" if inferred else "")

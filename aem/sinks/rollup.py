@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from aem.evaluate import unchecked_reason
-from aem.model import Label, MetricResult, Outcome, SessionReport, TurnVerdict
+from aem.model import Label, MetricResult, Outcome, SessionReport, TurnKind, TurnVerdict
 
 # The order a roll-up takes: the first label found among the turns wins.
 PRECEDENCE = (Label.ROOT_CAUSE, Label.PRIOR_ACTION_FAILED, Label.SUSPECT)
@@ -44,7 +44,7 @@ def rollup(turns: Sequence[TurnVerdict]) -> Rollup:
     ('ok', 'no failure in 1 turn (1 not checked)')
     """
     for label in PRECEDENCE:
-        first = next((t for t in turns if t.label is label), None)
+        first = _deciding(turns, label)
         if first is not None:
             return Rollup(str(label), first, _explain(label, first, turns))
     plural = "" if len(turns) == 1 else "s"
@@ -53,6 +53,16 @@ def rollup(turns: Sequence[TurnVerdict]) -> Rollup:
     if unchecked:  # "ok" there means nothing was checked, not that it held
         text += f" ({unchecked} not checked)"
     return Rollup(str(Label.OK), None, text)
+
+
+def _deciding(turns: Sequence[TurnVerdict], label: Label) -> TurnVerdict | None:
+    """The turn a roll-up names for ``label``: the first with it; for ``suspect``, the
+    last answer that is one (what the user was told), else the first suspect."""
+    found = [t for t in turns if t.label is label]
+    if label is Label.SUSPECT:
+        answers = [t for t in found if t.kind is TurnKind.ANSWER]
+        return answers[-1] if answers else (found[0] if found else None)
+    return found[0] if found else None
 
 
 def _explain(label: Label, turn: TurnVerdict, turns: Sequence[TurnVerdict]) -> str:
@@ -71,8 +81,9 @@ def _explain(label: Label, turn: TurnVerdict, turns: Sequence[TurnVerdict]) -> s
         sources = ", ".join(turn.inherited_from) or "an earlier turn"
         return f"inherits a failure: {where} follows root cause {sources}"
     suspects = sum(1 for t in turns if t.label is Label.SUSPECT)
+    which = "the answer" if turn.kind is TurnKind.ANSWER else "first"
     return (
-        f"nothing proven; {suspects} suspect turn{'s' if suspects > 1 else ''}, first "
+        f"nothing proven; {suspects} suspect turn{'s' if suspects > 1 else ''}, {which} "
         f"{where} — {_first(turn, Outcome.UNVERIFIED)}"
     )
 

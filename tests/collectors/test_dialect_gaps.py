@@ -209,7 +209,8 @@ def test_a_group_chat_member_saw_the_earlier_messages_of_the_chat(tmp_path: Path
     # words are no source, so the restatement shares the doubt; the surfer is where to look.
     assert truth["t3"]["outcome"] == "unverified", truth["t3"]["explanation"]
     assert chat["root_causes"] == []
-    assert [c["agent"] for c in chat["suspects"]] == ["WebSurfer"]
+    # Both told the chat an unsupported value: both are suspects, the surfer first.
+    assert [c["agent"] for c in chat["suspects"]] == ["WebSurfer", "Orchestrator"]
 
 
 # The orchestrator restates the task's "kid age 2" as "the 2-year-old".

@@ -192,6 +192,7 @@ def test_values_nothing_binds_never_fail_and_make_a_suspect(session: Session) ->
         (m.name, m.explanation) for t in report.turns for m in t.metrics if m.outcome == "fail"
     ]
     assert fails == []
-    assert report.root_causes == [] and len(report.suspects) == 1
+    # The answer told the user: it is a suspect (with the plan whose value it repeats).
+    assert report.root_causes == [] and report.suspects[-1].kind == "answer"
     strict = Evaluator(AemConfig.model_validate({"verdicts": {"unsupported": "fail"}}), {})
     assert strict.evaluate(session).root_causes, "the strict mode fails what nothing supports"

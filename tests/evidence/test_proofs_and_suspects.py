@@ -194,7 +194,9 @@ def test_a_call_s_start_and_end_are_held_to_the_users_period_together() -> None:
 
 def test_the_agents_own_earlier_words_support_nothing() -> None:
     """A plan stated a turn earlier ("the refund is $417") does not support the answer
-    that repeats it: both are suspects, and only the first is where to look."""
+    that repeats it: both are left unverified, and both are suspects — the answer is what
+    the user was told, the plan where its value came from (a plan's doubt no answer
+    repeats would be a doubt on its step only)."""
     history = json.dumps(
         [
             {"role": "user", "content": "What is my refund?"},
@@ -208,9 +210,10 @@ def test_the_agents_own_earlier_words_support_nothing() -> None:
     )
     report = Evaluator(AemConfig(), {}, [Truthfulness()]).evaluate(session)
     labels = [t.label for t in report.turns]
-    assert labels == [Label.SUSPECT, Label.OK]
+    assert labels == [Label.SUSPECT, Label.SUSPECT]
     assert report.turns[1].metrics[0].outcome is Outcome.UNVERIFIED
-    assert report.root_causes == [] and [s.turn_id for s in report.suspects] == ["t1"]
+    assert report.root_causes == [] and [s.turn_id for s in report.suspects] == ["t1", "t2"]
+    assert report.doubts == []
 
 
 def test_a_russian_duration_contradicting_the_passage_fails_groundedness() -> None:

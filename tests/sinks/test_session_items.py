@@ -215,3 +215,15 @@ def test_an_evaluation_span_of_a_revision_says_which() -> None:
     assert "aem.session.revision" not in span_attributes(turn.payload, turn.key)
     [again] = revised([turn], 2)
     assert span_attributes(again.payload, again.key)["aem.session.revision"] == 2
+
+
+def test_the_session_item_names_the_answer_turns_suspect_not_the_first() -> None:
+    """A writing call left unverified comes first in the turns; the session's item names
+    what the user was told: the last answer that is a suspect."""
+    call = _turn("t1", TRACE_A, Label.SUSPECT, Outcome.UNVERIFIED)
+    answer = _turn("t3", TRACE_A, Label.SUSPECT, Outcome.UNVERIFIED).model_copy(
+        update={"kind": TurnKind.ANSWER, "name": "answer"}
+    )
+    session = _session(_report(call, _turn("t2", TRACE_A, Label.OK, Outcome.PASS), answer))
+    assert session["label"] == "suspect"
+    assert session["explanation"].startswith("nothing proven; 2 suspect turns, the answer turn t3")
