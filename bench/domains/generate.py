@@ -28,6 +28,7 @@ from babel import Locale
 from babel.dates import format_date, format_time
 from babel.numbers import format_currency
 
+from bench.domains import flows
 from bench.domains.catalog import DOMAINS, LANGUAGES, PEOPLE, Domain
 from scripts.generate_sample_traces import (
     GENAI_APP_SCOPE,
@@ -97,6 +98,11 @@ class Truth:
     expected_kind: str | None
     expected_name: str | None
     shape: str = "invocation"  # or "conversation_turn": the runner states the turn
+    # The flows of :mod:`bench.domains.flows`: answers above the proof that inherit it, the
+    # answer that must fail for claiming a failed action done, the answer that is a suspect.
+    inherits: int = 0
+    answer_fails: bool = False
+    answer_suspect: bool = False
 
 
 def _rng(*parts: object) -> int:
@@ -326,6 +332,189 @@ def record_session(domain: Domain, language: str, variant: str, n: int) -> tuple
     return session.lines(), truth
 
 
+def record_flow(domain: Domain, language: str, variant: str, n: int) -> tuple[list[str], Truth]:
+    """One session of :mod:`bench.domains.flows` and its truth."""
+    facts = _facts(domain, language, variant, n)
+    sid = f"{domain.name}-{language}-{variant}-{n}"
+    session = Session(sid, fixed_resource(f"{domain.name}-agent"), epoch_ns(2026, 5, 7, 9, 0))
+    question = QUESTIONS[language].format(
+        noun=domain.nouns[language],
+        ref=facts.reference,
+        member=facts.member,
+        dob=_date_text(language, facts.dob, "long"),
+    )
+    history: list[dict[str, Any]] = [
+        message("system", text_part(f"You are the {domain.name.replace('_', ' ')} assistant.")),
+        message("user", text_part(question)),
+    ]
+    seed = _rng("flow", sid)
+    lookup = ToolCall(
+        "call_lookup", domain.tool, {"reference": facts.reference}, spaced(_record(domain, facts))
+    )
+    flow = _Flow(session, domain, language, variant, facts, history, lookup, seed)
+    (_relay if variant in flows.RELAYS else _act)(flow)
+    relay_wrong = variant in flows.RELAYS and variant != "relay_right_1"
+    claims = variant in flows.CLAIMS
+    expected = (
+        ("answer", None)
+        if relay_wrong
+        else ("tool_call", _action(domain, seed)[0].name)
+        if claims
+        else (None, None)
+    )
+    truth = Truth(
+        sid,
+        domain.name,
+        language,
+        variant,
+        relay_wrong or claims,
+        *expected,
+        inherits={"relay_wrong_1": 1, "relay_wrong_2": 2}.get(variant, 0),
+        answer_fails=claims and variant != "honest_failure",
+        answer_suspect=variant == "doubt_in_answer",
+    )
+    return session.lines(), truth
+
+
+@dataclass(frozen=True)
+class _Flow:
+    """What one flow session is recorded from."""
+
+    session: Session
+    domain: Domain
+    language: str
+    variant: str
+    facts: Facts
+    history: list[dict[str, Any]]
+    lookup: ToolCall
+    seed: int
+
+
+def _act(flow: _Flow) -> None:
+    """One agent looks the record up (guessing in its reasoning first, for
+    ``doubt_in_reasoning``), acts when the flow is a claim, and answers."""
+    session, domain, language, variant = flow.session, flow.domain, flow.language, flow.variant
+    facts, history, lookup, seed = flow.facts, flow.history, flow.lookup, flow.seed
+    agent = GenAIAgent(session, session.seed, "gpt-4o", (*_tools(domain), *_action(domain, seed)))
+    thought = (
+        flows.reasoning_text(domain, language, facts) if variant == "doubt_in_reasoning" else None
+    )
+    with agent.invoke_agent(f"{domain.name}_agent", root=True):
+        history.append(agent.chat(history, text=thought, calls=[lookup]))
+        with agent.execute_tool(lookup):
+            pass
+        history += tool_messages([lookup])
+        if variant in flows.CLAIMS:
+            _failed_action(agent, history, domain, facts, seed, variant)
+            text = (
+                flows.honest_answer(domain, language, facts)
+                if variant == "honest_failure"
+                else flows.claimed_answer(
+                    domain,
+                    language,
+                    facts,
+                    flows.action_verb(seed),
+                    _date_text(language, facts.day, "long"),
+                    seed,
+                )
+            )
+        else:
+            text = _answer(domain, language, "paraphrase", facts)
+            if variant == "doubt_in_answer":
+                text += flows.extra_sentence(language, seed)
+        agent.chat(history, text=text)
+
+
+def _action(domain: Domain, seed: int) -> tuple[ToolSpec]:
+    noun = domain.nouns["en"].replace(" ", "_")
+    return (
+        ToolSpec(
+            f"{flows.action_verb(seed)}_{noun}",
+            f"Act on a {domain.nouns['en']}.",
+            schema({"reference": {"type": "string"}}),
+        ),
+    )
+
+
+def _failed_action(
+    agent: GenAIAgent,
+    history: list[dict[str, Any]],
+    domain: Domain,
+    facts: Facts,
+    seed: int,
+    variant: str,
+) -> None:
+    """The action call, failed and not retried."""
+    error = flows.failure(variant)
+    call = ToolCall(
+        "call_act", _action(domain, seed)[0].name, {"reference": facts.reference}, "", error=error
+    )
+    history.append(agent.chat(history, calls=[call]))
+    with agent.execute_tool(call):
+        pass
+    history.append(
+        message(
+            "tool", {"type": "tool_call_response", "id": call.id, "response": f"error: {error}"}
+        )
+    )
+
+
+def _relay(flow: _Flow) -> None:
+    """The user's agent asks a specialist (through a coordinator at two levels), which
+    looks the record up and states the amount; every agent above repeats it (in another
+    format: the English currency style)."""
+    session, domain, language, variant = flow.session, flow.domain, flow.language, flow.variant
+    facts, history, lookup = flow.facts, flow.history, flow.lookup
+    amount = facts.amount if variant == "relay_right_1" else flows.wrong_amount(facts.amount)
+    said = flows.relayed_answer(domain, language, amount, facts.reference)
+    relayed = said.replace(flows.money(amount, domain, language), flows.money(amount, domain, "en"))
+    ask = ToolSpec("ask_specialist", "Ask the specialist.", schema({"task": {"type": "string"}}))
+    ask_coordinator = ToolSpec(
+        "ask_coordinator", "Ask the coordinator.", schema({"task": {"type": "string"}})
+    )
+    conversation = session.seed
+    top = GenAIAgent(
+        session, conversation, "gpt-4o", (ask_coordinator if variant == "relay_wrong_2" else ask,)
+    )
+    coordinator = GenAIAgent(session, conversation, "gpt-4o-mini", (ask,))
+    specialist = GenAIAgent(session, conversation, "gpt-4o-mini", _tools(domain))
+    task = f"Amount owed for {facts.reference}"
+
+    def run(agent: GenAIAgent, name: str, call: ToolCall, answer: str, inside: Any = None) -> Any:
+        def step() -> None:
+            inner: list[dict[str, Any]] = [
+                message("system", text_part(f"You are the {name}.")),
+                message("user", text_part(task)),
+            ]
+            with agent.invoke_agent(name):
+                inner.append(agent.chat(inner, calls=[call]))
+                with agent.execute_tool(call):
+                    if inside is not None:
+                        inside()
+                inner += tool_messages([call])
+                agent.chat(inner, text=answer)
+
+        return step
+
+    specialist_run = run(specialist, "specialist", lookup, said)
+    delegated = ToolCall("call_specialist", "ask_specialist", {"task": task}, said)
+    coordinator_run = run(coordinator, "coordinator", delegated, relayed, specialist_run)
+
+    two = variant == "relay_wrong_2"
+    call = ToolCall(
+        "call_ask",
+        "ask_coordinator" if two else "ask_specialist",
+        {"task": task},
+        relayed if two else said,
+    )
+    with top.invoke_agent(f"{domain.name}_agent", root=True):
+        history.append(top.chat(history, calls=[call]))
+        with top.execute_tool(call):
+            (coordinator_run if two else specialist_run)()
+        history += tool_messages([call])
+        top.chat(history, text=relayed)
+
+
 @contextmanager
 def _conversation_turn(session: Session, sid: str, stated: bool) -> Iterator[None]:
     """The newer turn shape: the runner's ``handle_conversation_turn`` span around the
@@ -367,9 +556,10 @@ def generate(out: Path, per_variant: int = 1, domains: tuple[Domain, ...] = DOMA
     truths: list[Truth] = []
     for domain in domains:
         for language in LANGUAGES:
-            for variant in VARIANTS:
+            for variant in VARIANTS + flows.FLOWS:
                 for n in range(per_variant):
-                    spans, truth = record_session(domain, language, variant, n)
+                    record = record_flow if variant in flows.FLOWS else record_session
+                    spans, truth = record(domain, language, variant, n)
                     lines += spans
                     truths.append(truth)
                     cases.append(natural_case(domain, language, variant, n))

@@ -7,6 +7,9 @@ variant), audits them as ``aem audit`` does (with the natural cases file under
 ``--cases``), and scores each session against its truth by construction:
 
 - a correct session is right when it has no root cause (a suspect is counted apart);
+- the flows (:mod:`bench.domains.flows`) are scored on their own figures too: answers
+  above a proof labelled ``prior_action_failed``, success claimed after a failure failed,
+  the answer with an unsupported value a suspect, a reasoning-only doubt no suspect;
 - a wrong session is right when its earliest root cause sits where the proof is (the
   answer; the call that passed the wrong argument).
 
@@ -59,12 +62,57 @@ def score(truths: Iterable[Truth], report: Any) -> list[Row]:
                 "right": at_place if truth.wrong else not causes,
                 "at_place": at_place,
                 "suspect": bool(session.suspects) if session is not None else False,
+                **_flow_facts(session),
                 "said": (
                     f"{first.kind} {first.name}: {', '.join(first.metrics)}" if first else "-"
                 ),
             }
         )
     return rows
+
+
+def _flow_facts(session: Any) -> Row:
+    """What the flows are scored on: the answers labelled ``prior_action_failed``, whether
+    the last answer failed for a claimed success, and its label."""
+    if session is None:
+        return {"inherited": 0, "claim_failed": False, "answer_label": "-"}
+    answers = [t for t in session.turns if t.kind == "answer"]
+    last = answers[-1] if answers else None
+    claim = last is not None and any(
+        m.outcome == "fail" and "success claimed" in m.explanation for m in last.metrics
+    )
+    return {
+        "inherited": sum(1 for t in answers if t.label == "prior_action_failed"),
+        "claim_failed": claim,
+        "answer_label": str(last.label) if last is not None else "-",
+    }
+
+
+def flow_lines(rows: list[Row]) -> list[str]:
+    """The flows' own figures: inheritances labelled, claims failed, suspects where told."""
+    wrong_relays = [r for r in rows if r["inherits"]]
+    expected = sum(r["inherits"] for r in wrong_relays)
+    labelled = sum(min(r["inherited"], r["inherits"]) for r in wrong_relays)
+    extra = sum(r["inherited"] for r in rows if r["variant"] == "relay_right_1")
+    claims = [r for r in rows if r["answer_fails"]]
+    honest = [r for r in rows if r["variant"] == "honest_failure"]
+    told = [r for r in rows if r["answer_suspect"]]
+    doubts = [r for r in rows if r["variant"] == "doubt_in_reasoning"]
+    return [
+        f"inheritances labelled: {labelled}/{expected}; in correct relays: {extra}",
+        _line("claimed success failed", claims, lambda r: r["claim_failed"]),
+        _line("honest answer after failure kept", honest, lambda r: not r["claim_failed"]),
+        _line(
+            "answer with an unsupported value a suspect",
+            told,
+            lambda r: r["answer_label"] == "suspect",
+        ),
+        _line("reasoning-only doubt with no suspect", doubts, lambda r: not r["suspect"]),
+    ]
+
+
+def _line(name: str, rows: list[Row], test: Callable[[Row], bool]) -> str:
+    return f"{name}: {_share(rows, test)}"
 
 
 def _share(rows: list[Row], test: Callable[[Row], bool]) -> str:
@@ -78,7 +126,12 @@ FIGURES: dict[str, tuple[Callable[[Row], bool], Callable[[Row], bool]]] = {
     "wrong values caught": (lambda r: r["wrong"], lambda r: r["right"]),
     "false fails": (lambda r: not r["wrong"], lambda r: r["root_cause"]),
     "proofs right": (lambda r: r["root_cause"], lambda r: r["at_place"]),
-    "correct with a suspect": (lambda r: not r["wrong"], lambda r: r["suspect"]),
+    # Correct sessions that state nothing unsupported (doubt_in_answer states one on purpose:
+    # its suspect is expected, counted in the flows' figures).
+    "correct with a suspect": (
+        lambda r: not r["wrong"] and not r.get("answer_suspect"),
+        lambda r: r["suspect"],
+    ),
 }
 
 
@@ -132,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(rows)} sessions, cases file: {'yes' if args.cases else 'no'}\n")
     for group in ("variant", "language", "shape"):
         print("\n".join(table(rows, group)), end="\n\n")
+    print("\n".join(flow_lines(rows)), end="\n\n")
     for row in [r for r in rows if not r["right"]][: args.show]:
         print(f"- {row['session_id']}: {row['said']}")
     if args.json:
