@@ -221,7 +221,8 @@ def test_phoenix_and_mlflow_read_suspect_not_ok_nor_root_cause() -> None:
     assert written["name"] == "aem.label"
     assert written["result"] == {"label": "suspect", "explanation": said}
     assessment = feedback(item)
-    assert assessment["assessment_name"] == "aem.label"
+    # MLflow names a turn's verdict after its turn: the plain name holds the trace's worst.
+    assert assessment["assessment_name"] == "t2.aem.label"
     assert assessment["feedback"] == {"value": "suspect"} and assessment["rationale"] == said
     ok = _turn_item("ok", unverified_metrics=[])
     assert annotation(ok, "aem")["result"]["explanation"] == "no metric failed"
