@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from babel import Locale
 from babel.numbers import get_currency_symbol
 
 from aem.compare.result import Comparison
@@ -105,6 +106,26 @@ KNOWN_UNITS = {
     "доллара": "USD",
 }
 
+
+def _currency_words() -> dict[str, str]:
+    """Currencies named in words in the read languages, from CLDR through babel: each
+    display name, singular and plural ("euros", "US dollars", "russische Rubel", "libras
+    esterlinas"). Not a name's last word alone: "pounds" also weighs."""
+    words: dict[str, str] = {}
+    for language in READ_LANGUAGES:
+        data = Locale.parse(language)
+        for code in CURRENCY_CODES:
+            names = {str(data.currencies.get(code, ""))}
+            names |= {str(n) for n in data._data["currency_names_plural"].get(code, {}).values()}
+            for name in (n for n in names if n):  # as CLDR writes it ("US dollars"), and lower
+                words.setdefault(name, code)
+                words.setdefault(name.lower(), code)
+    return words
+
+
+# "19 euros", "12 Euro", "435 рублей": a currency in words is a currency too.
+KNOWN_UNITS.update({w: c for w, c in _currency_words().items() if w not in KNOWN_UNITS})
+
 _CUR_SYM = "".join(re.escape(s) for s in CURRENCY_SYMBOLS if len(s) == 1)
 # A currency sign: one character, or a lettered one ("US$"), longest first.
 _SYM_ANY = "|".join(re.escape(s) for s in sorted(CURRENCY_SYMBOLS, key=len, reverse=True))
@@ -133,7 +154,20 @@ _WHOLE = re.compile(
     rf"^\s*{_PREFIX}{_BODY}\s?(?P<post>%|[{_CUR_SYM}]|[^\W\d_][^\W\d_/²³]{{0,11}})?\s*$",
     re.VERBOSE | re.IGNORECASE,
 )
-_UNIT_WORDS = "|".join(sorted((re.escape(u) for u in KNOWN_UNITS if u != "%"), key=len))
+# Unit words as written, and capitalised as German writes nouns ("12 Euro", "3 Tage").
+_UNIT_WORDS = "|".join(
+    sorted(
+        {
+            re.escape(form)
+            .replace("\\ ", r"\s")
+            .replace(" ", r"\s")  # the patterns are verbose: spaces vanish
+            for u in KNOWN_UNITS
+            if u != "%"
+            for form in (u, u[:1].upper() + u[1:] if len(u) >= 3 else u)
+        },
+        key=len,
+    )
+)
 _IN_TEXT = re.compile(
     # A hyphen before a number joins it to a word (``ORD-42``) unless a number precedes
     # it: the second end of a range (``3-5 days``) is a number as ``3–5`` and ``3 to 5``'s is.

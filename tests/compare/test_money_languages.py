@@ -30,3 +30,18 @@ def test_an_amount_reads_back_with_its_currency(language: str, currency: str, ce
     assert _money(f"Total: {written}.") == [(round(cents / 100, 2), currency)], written
     other = format_currency((cents + 100) / 100, currency, locale=language).replace("\xa0", " ")
     assert _money(f"Total: {other}.") != [(round(cents / 100, 2), currency)]
+
+
+@pytest.mark.parametrize("language", READ_LANGUAGES)
+@pytest.mark.parametrize("currency", ["EUR", "USD", "GBP", "RUB"])
+def test_a_currency_named_in_words_is_money(language: str, currency: str) -> None:
+    """CLDR's display name of a currency, singular or plural ("19 euros", "12 Euro",
+    "20 US dollars", "435 российских рублей"), makes the number an amount of it."""
+    from babel import Locale
+
+    name = Locale.parse(language).currencies[currency]
+    assert _money(f"Es kostet 19 {name}.") == [(19.0, currency)]
+
+
+def test_a_word_that_also_weighs_is_no_currency() -> None:
+    assert _money("Add 5 pounds of flour.") == [(5.0, None)]
