@@ -418,14 +418,8 @@ def _against_facts(
         for fact_name, fact in reference:
             verdict = _conflict(value, fact_name, fact, argument, tolerance)
             if verdict is True:
-                conflicts.append(
-                    Evidence(
-                        span_id=turn.span_ids[0],
-                        field=argument or "text",
-                        expected=f"the case says {fact_name}={facts[fact_name]}",
-                        actual=value.raw,
-                    )
-                )
+                said = f"the case says {fact_name}={facts[fact_name]}"
+                conflicts.append(_against(turn, argument or "text", said, value.raw))
             elif verdict is False:
                 agreements += 1
     return conflicts, agreements
@@ -457,15 +451,14 @@ def _against_user_ids(
         )
         # Asked last, as it is the dear question: a source that holds the id as such.
         if slipped is not None and not context.seen(turn).values.supports(value, settings):
-            conflicts.append(
-                Evidence(
-                    span_id=turn.span_ids[0],
-                    field=argument or "arguments",
-                    expected=f"the user wrote {slipped}",
-                    actual=value.raw,
-                )
-            )
+            wrote = f"the user wrote {slipped}"
+            conflicts.append(_against(turn, argument or "arguments", wrote, value.raw))
     return conflicts
+
+
+def _against(turn: Turn, field: str, expected: str, actual: str) -> Evidence:
+    """The evidence of a stated value a source binds another value to."""
+    return Evidence(span_id=turn.span_ids[0], field=field, expected=expected, actual=actual)
 
 
 def _periods(context: MetricContext) -> list[RelativePeriod]:
