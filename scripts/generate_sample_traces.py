@@ -389,6 +389,29 @@ class GenAIAgent:
             span.set_attribute("gen_ai.output.messages", compact([output]))
         return message("assistant", *parts)
 
+    def answer_task(
+        self,
+        name: str,
+        prompt: str,
+        task: str,
+        call: ToolCall,
+        answer: str,
+        during_call: Callable[[], object] | None = None,
+    ) -> None:
+        """A sub-agent's whole run: its context is only its prompt and the delegated task;
+        it makes one call (``during_call`` runs while the call is open) and answers."""
+        history: list[dict[str, Json]] = [
+            message("system", text_part(prompt)),
+            message("user", text_part(task)),
+        ]
+        with self.invoke_agent(name):
+            history.append(self.chat(history, calls=[call]))
+            with self.execute_tool(call):
+                if during_call is not None:
+                    during_call()
+            history += tool_messages([call])
+            self.chat(history, text=answer)
+
     @contextmanager
     def execute_tool(self, call: ToolCall) -> Iterator[trace.Span]:
         """Record ``execute_tool {name}``; an error becomes status, ``error.type`` and an event."""
@@ -716,17 +739,8 @@ def multi_agent() -> list[str]:
     )
 
     def sub_agent(agent: GenAIAgent, name: str, task: str, call: ToolCall, answer: str) -> None:
-        # The sub-agent's context is only its own prompt and the delegated task.
-        history: list[dict[str, Json]] = [
-            message("system", text_part(f"You are the {name}. Answer the task you are given.")),
-            message("user", text_part(task)),
-        ]
-        with agent.invoke_agent(name):
-            history.append(agent.chat(history, calls=[call]))
-            with agent.execute_tool(call):
-                session.clock.advance(200)
-            history += tool_messages([call])
-            agent.chat(history, text=answer)
+        prompt = f"You are the {name}. Answer the task you are given."
+        agent.answer_task(name, prompt, task, call, answer, lambda: session.clock.advance(200))
 
     def delegate(
         call: ToolCall, agent: GenAIAgent, name: str, inner: ToolCall

@@ -482,17 +482,7 @@ def _relay(flow: _Flow) -> None:
 
     def run(agent: GenAIAgent, name: str, call: ToolCall, answer: str, inside: Any = None) -> Any:
         def step() -> None:
-            inner: list[dict[str, Any]] = [
-                message("system", text_part(f"You are the {name}.")),
-                message("user", text_part(task)),
-            ]
-            with agent.invoke_agent(name):
-                inner.append(agent.chat(inner, calls=[call]))
-                with agent.execute_tool(call):
-                    if inside is not None:
-                        inside()
-                inner += tool_messages([call])
-                agent.chat(inner, text=answer)
+            agent.answer_task(name, f"You are the {name}.", task, call, answer, inside)
 
         return step
 
