@@ -62,9 +62,10 @@ def test_a_write_refused_part_way_leaves_no_half_line(tmp_path: Path) -> None:
         [sys.executable, "-c", FULL_DISK, str(path)], capture_output=True, text=True, check=True
     )
     results = json.loads(done.stdout)
-    assert True in results and False in results  # some fitted, the rest were refused
+    fitted, refused = results.count(True), results.count(False)
+    assert fitted >= 1 and refused >= 1, results  # some fitted, the rest were refused
     lines = _lines(path)
-    assert len(lines) == results.count(True) and path.stat().st_size <= 20_000
+    assert len(lines) == fitted and path.stat().st_size <= 20_000
     assert all(json.loads(line)["resourceSpans"] for line in lines)
     issues = [i for b in read_batches(str(path)) for i in b.issues]
     assert issues == []
