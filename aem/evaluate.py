@@ -13,7 +13,7 @@ from aem.cases import Case
 from aem.compare.core import lazy_comparator
 from aem.compare.extract import values_memoised
 from aem.compare.relative_days import set_session_day
-from aem.evidence import day_of_session, task_texts
+from aem.evidence import day_of_session
 from aem.gcpause import cyclic_gc_paused
 from aem.graph import TurnGraph, attach_graph
 from aem.metrics.base import OBSERVATION, Metric, MetricContext, role_of
@@ -85,10 +85,10 @@ class Evaluator:
             session = self.build(session)
         graph = session.graph if session.graph is not None else attach_graph(session)
         case = self.cases.get(session.session_id)
-        set_session_day(day_of_session(session, task_texts(session)))
         _add_session_turn(session, case, graph)
         services = services_from(self.config, self.comparator)
         context = MetricContext(session=session, case=case, services=services)
+        set_session_day(day_of_session(session, context.task_texts))  # computed once, kept
         by_turn = self._run_metrics(context)
         observations = {m.name for m in self.metrics if role_of(m) == OBSERVATION}
         by_id = {t.turn_id: t for t in session.turns}

@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import Field
 
 from aem.compare.extract import StatedValue, extract_claims, extract_values
+from aem.compare.relative_days import session_day
 from aem.evidence import (
     Call,
     ClaimedSuccess,
@@ -464,7 +465,8 @@ def _against(turn: Turn, field: str, expected: str, actual: str) -> Evidence:
 def _periods(context: MetricContext) -> list[RelativePeriod]:
     """The relative periods the user states ("last quarter"), bound to the session's
     date: a "today is" in what the agent was told, else when the session started."""
-    today = day_of_session(context.session, context.task_texts)
+    # The evaluator keeps the session's day; a metric run on its own works it out.
+    today = session_day() or day_of_session(context.session, context.task_texts)
     if today is None:
         return []
     return relative_periods(context.session.user_inputs, today)
