@@ -521,9 +521,11 @@ def _conversation_turn(session: Session, sid: str, stated: bool) -> Iterator[Non
 
 
 def natural_case(domain: Domain, language: str, variant: str, n: int) -> dict[str, Any]:
-    """The cases-file row a team would write: the record's facts by name, an English key point."""
+    """The cases-file row a team would write: the record's facts by name, and an English key
+    point of what the user asked — the appointment's day and time; a relay's user asks the
+    amount owed instead, so its row holds the facts alone."""
     facts = _facts(domain, language, variant, n)
-    return {
+    row = {
         "session_id": f"{domain.name}-{language}-{variant}-{n}",
         "type": "happy",
         "facts": {
@@ -536,6 +538,9 @@ def natural_case(domain: Domain, language: str, variant: str, n: int) -> dict[st
             f"at {facts.moment.strftime('%H:%M')}"
         ],
     }
+    if variant in flows.RELAYS:
+        del row["key_points"]
+    return row
 
 
 def generate(out: Path, per_variant: int = 1, domains: tuple[Domain, ...] = DOMAINS) -> list[Truth]:
