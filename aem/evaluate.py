@@ -114,7 +114,7 @@ class Evaluator:
                 if v.label is Label.ROOT_CAUSE
             ],
             issues=session.issues,
-            unchecked_turns=sum(1 for v in verdicts if not is_checked(v)),
+            unchecked_turns=sum(1 for v in verdicts if not v.checked),
             observations=[
                 self._root_cause(by_id[v.turn_id], v, noted, set())
                 for v in verdicts
@@ -276,25 +276,6 @@ def turn_edges(graph: TurnGraph, turns: list[Turn]) -> list[TurnEdge]:
     ]
     edges.sort(key=lambda e: (order[e.source], order[e.target]))
     return edges
-
-
-def is_checked(verdict: TurnVerdict) -> bool:
-    """Some metric passed, failed or left the turn unverified (it ran and looked);
-    skips and errors alone check nothing."""
-    return any(
-        m.outcome in (Outcome.PASS, Outcome.FAIL, Outcome.UNVERIFIED) for m in verdict.metrics
-    )
-
-
-def unchecked_reason(verdict: TurnVerdict) -> str | None:
-    """Why nothing checked the turn (``2 skipped``, ``no metric applies``), the words the
-    terminal and the live stdout line share; ``None`` when a metric did check it."""
-    if is_checked(verdict):
-        return None
-    skipped = sum(1 for m in verdict.metrics if m.outcome is Outcome.SKIP)
-    errors = sum(1 for m in verdict.metrics if m.outcome is Outcome.ERROR)
-    parts = [f"{skipped} skipped"] * bool(skipped) + [f"{errors} error"] * bool(errors)
-    return ", ".join(parts) or "no metric applies"
 
 
 def _verdict(

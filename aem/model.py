@@ -288,6 +288,26 @@ class TurnVerdict(_Shipped):
     def failed_metrics(self) -> list[str]:
         return [m.name for m in self.metrics if m.outcome is Outcome.FAIL]
 
+    @property
+    def checked(self) -> bool:
+        """Some metric passed, failed or left the turn unverified (it ran and looked);
+        skips and errors alone check nothing."""
+        return any(
+            m.outcome in (Outcome.PASS, Outcome.FAIL, Outcome.UNVERIFIED) for m in self.metrics
+        )
+
+    @property
+    def unchecked_reason(self) -> str | None:
+        """Why nothing checked the turn (``2 skipped``, ``no metric applies``), the words
+        the terminal, the report and the sinks share; ``None`` when a metric did check it.
+        On the verdict, so whoever shows one needs no more than the model."""
+        if self.checked:
+            return None
+        skipped = sum(1 for m in self.metrics if m.outcome is Outcome.SKIP)
+        errors = sum(1 for m in self.metrics if m.outcome is Outcome.ERROR)
+        parts = [f"{skipped} skipped"] * bool(skipped) + [f"{errors} error"] * bool(errors)
+        return ", ".join(parts) or "no metric applies"
+
 
 class RootCause(_Shipped):
     turn_id: str

@@ -27,7 +27,6 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from aem.evaluate import is_checked, unchecked_reason
 from aem.metrics.tool_set import is_allowed_extra
 from aem.model import AuditReport, Label, Outcome, SessionReport, TurnVerdict
 from aem.report.safe_text import cut, plural, safe
@@ -175,7 +174,7 @@ def metrics_cell(turn: TurnVerdict) -> Text:
 def turn_label(turn: TurnVerdict) -> Text:
     """The turn's label; an "ok" where every metric skipped reads as not checked (``–``
     and the number of skips), so a pass and the absence of any check look different."""
-    why = unchecked_reason(turn) if turn.label is Label.OK else None
+    why = turn.unchecked_reason if turn.label is Label.OK else None
     if why is not None:
         return Text(f"{NOT_CHECKED} ({why})", style="dim")
     return Text(turn.label.value, style=_LABEL_STYLE[turn.label])
@@ -281,7 +280,7 @@ def legend(sessions: Sequence[SessionReport]) -> Table | None:
 def _legend_key(turn: TurnVerdict) -> str:
     if turn.label is Label.PRIOR_ACTION_FAILED:
         return "prior_action_failed ← tN"
-    if turn.label is Label.OK and not is_checked(turn):
+    if turn.label is Label.OK and not turn.checked:
         return NOT_CHECKED
     return turn.label.value
 

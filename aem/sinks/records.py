@@ -17,7 +17,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from aem.evaluate import unchecked_reason
 from aem.model import Label, Outcome, SessionReport, TurnVerdict
 from aem.provenance import (
     EVALUATOR_ID,
@@ -240,7 +239,7 @@ def turn_explanation(turn: TurnVerdict) -> str:
         found = next((m for m in turn.metrics if m.outcome is outcome), None)
         if found is not None:
             return f"{found.name}: {found.explanation}"
-    why = unchecked_reason(turn)
+    why = turn.unchecked_reason
     return "" if why is None else f"not checked ({why})"
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from aem.evaluate import unchecked_reason
 from aem.model import Label, MetricResult, Outcome, SessionReport, TurnKind, TurnVerdict
 
 # The order a roll-up takes: the first label found among the turns wins.
@@ -49,7 +48,7 @@ def rollup(turns: Sequence[TurnVerdict]) -> Rollup:
             return Rollup(str(label), first, _explain(label, first, turns))
     plural = "" if len(turns) == 1 else "s"
     text = f"no failure in {len(turns)} turn{plural}"
-    unchecked = sum(1 for t in turns if unchecked_reason(t) is not None)
+    unchecked = sum(1 for t in turns if t.unchecked_reason is not None)
     if unchecked:  # "ok" there means nothing was checked, not that it held
         text += f" ({unchecked} not checked)"
     return Rollup(str(Label.OK), None, text)
