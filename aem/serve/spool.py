@@ -24,6 +24,9 @@ session (``done_sessions.revisions`` counts them): their verdicts carry ``revisi
 keys of their own (:func:`aem.sinks.records.revised`), so the outbox never takes them for
 the earlier verdict. What is evaluated exactly once is a *trace*: a session whose traces
 are already in ``done_traces`` is a duplicate, never a revision.
+A lost or set-back counter row never reuses a number: the next revision continues after
+the highest one the outbox keys, the dead-letter row or the evaluated traces still show
+(:func:`next_revision`), and the log says so.
 
 Retention (:class:`Pruner`): the marks and delivered verdicts would otherwise grow the file
 forever. A delivered outbox row goes ``retention_seconds`` after its delivery; a session's
@@ -40,6 +43,7 @@ import contextlib
 import logging
 import pickle
 import queue
+import re
 import sqlite3
 import threading
 import time
@@ -53,7 +57,7 @@ from aem.engines.compact import span_from_tuple, span_to_tuple
 from aem.model import SpanRecord
 from aem.serve import defaults, outbox
 from aem.serve.supervisor import SupervisedThread
-from aem.sinks.records import FIRST_REVISION, OutboxItem, revised
+from aem.sinks.records import FIRST_REVISION, KEY_SEPARATOR, OutboxItem, revised
 
 log = logging.getLogger("aem.serve.spool")
 
@@ -110,6 +114,7 @@ PRUNE_BATCH = 500  # rows per prune transaction: the spool writer waits at most 
 TRACE_PROBE_BATCH = 500
 
 Op = Callable[[sqlite3.Connection], Any]
+_REVISION = re.compile(r"r[1-9][0-9]*")  # the last key segment :func:`revised` adds
 
 
 class SpoolClosed(RuntimeError):
@@ -166,6 +171,61 @@ def _done_traces(conn: sqlite3.Connection, trace_ids: Sequence[str]) -> set[str]
         sql = f"SELECT trace_id FROM done_traces WHERE trace_id IN ({marks})"
         done.update(row[0] for row in conn.execute(sql, chunk))
     return done
+
+
+def next_revision(conn: sqlite3.Connection, session_id: str) -> int:
+    """The revision the next evaluation of ``session_id`` takes (inside the writer's
+    transaction): one past the highest the spool holds any trace of.
+
+    Why not the counter alone: ``done_sessions.revisions`` is one row, and a row lost
+    (deleted by hand, a file restored from a backup, a tool that "cleaned" the table) while
+    the outbox kept the session's verdicts would number the next evaluation 0 again; its
+    items' keys then equal the delivered ones and ``INSERT OR IGNORE`` drops them in
+    silence. So the counter is checked against the revisions the outbox keys carry, the
+    session's dead-letter row and its evaluated traces, and a counter found behind them is
+    said in the log and continued past, never reused.
+    """
+    row = conn.execute(
+        "SELECT revisions FROM done_sessions WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    counted = int(row[0]) if row is not None else None
+    held = _highest_held_revision(conn, session_id)
+    if counted is not None and (held is None or counted >= held):
+        return counted + 1
+    if held is None:
+        return FIRST_REVISION
+    log.warning(
+        "revision counter behind the spool; continuing after the highest revision held",
+        extra={"session_id": session_id, "counter": counted, "highest_held": held},
+    )
+    return held + 1
+
+
+def _highest_held_revision(conn: sqlite3.Connection, session_id: str) -> int | None:
+    """The highest revision of ``session_id`` anything in the spool shows: the outbox keys
+    (``revised`` adds ``r<N>``; a key without it is revision 0), else 0 when a
+    dead-letter row or an evaluated trace of it remains; None when nothing does."""
+    low = session_id + KEY_SEPARATOR
+    high = session_id + chr(ord(KEY_SEPARATOR) + 1)
+    depth = session_id.count(KEY_SEPARATOR) + 3  # separators of a revised item's key
+    highest: int | None = None
+    for sink in outbox.sinks_in(conn):
+        for (key,) in conn.execute(
+            "SELECT key FROM outbox WHERE sink = ? AND key >= ? AND key < ?", (sink, low, high)
+        ):
+            last = key.rsplit(KEY_SEPARATOR, 1)[-1]
+            revised_key = key.count(KEY_SEPARATOR) == depth and _REVISION.fullmatch(last)
+            revision = int(last[1:]) if revised_key else FIRST_REVISION
+            highest = revision if highest is None else max(highest, revision)
+    if highest is not None:
+        return highest
+    for sql in (
+        "SELECT 1 FROM dead_letter WHERE session_id = ?",
+        "SELECT 1 FROM done_traces WHERE session_id = ? LIMIT 1",
+    ):
+        if conn.execute(sql, (session_id,)).fetchone() is not None:
+            return FIRST_REVISION
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -407,23 +467,14 @@ class Spool:
             if _done_traces(conn, trace_ids):
                 return None
             now = time.time()
-            row = conn.execute(
-                "SELECT revisions FROM done_sessions WHERE session_id = ?", (session_id,)
-            ).fetchone()
-            if row is None:
-                revision = FIRST_REVISION
-                conn.execute(
-                    "INSERT INTO done_sessions (session_id, evaluated_at, spans, cut, revisions) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    (session_id, now, spans, int(cut), revision),
-                )
-            else:
-                revision = int(row[0]) + 1
-                conn.execute(
-                    "UPDATE done_sessions SET evaluated_at = ?, spans = spans + ?, cut = ?, "
-                    "revisions = ? WHERE session_id = ?",
-                    (now, spans, int(cut), revision, session_id),
-                )
+            revision = next_revision(conn, session_id)
+            conn.execute(
+                "INSERT INTO done_sessions (session_id, evaluated_at, spans, cut, revisions) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET "
+                "evaluated_at = excluded.evaluated_at, spans = done_sessions.spans + "
+                "excluded.spans, cut = excluded.cut, revisions = excluded.revisions",
+                (session_id, now, spans, int(cut), revision),
+            )
             conn.executemany(
                 "INSERT OR IGNORE INTO done_traces VALUES (?, ?)",
                 [(t, session_id) for t in trace_ids],
@@ -453,12 +504,13 @@ class Spool:
             now = time.time()
             # A failed revision still takes its number: revision N is always the id's
             # (N+1)th evaluation, whether its verdict came out or it was dead-lettered.
+            revision = next_revision(conn, session_id)
             conn.execute(
-                "INSERT INTO done_sessions (session_id, evaluated_at, spans, cut) "
-                "VALUES (?, ?, ?, 0) ON CONFLICT (session_id) DO UPDATE SET "
+                "INSERT INTO done_sessions (session_id, evaluated_at, spans, cut, revisions) "
+                "VALUES (?, ?, ?, 0, ?) ON CONFLICT (session_id) DO UPDATE SET "
                 "evaluated_at = excluded.evaluated_at, spans = done_sessions.spans + "
-                "excluded.spans, revisions = done_sessions.revisions + 1",
-                (session_id, now, spans),
+                "excluded.spans, revisions = excluded.revisions",
+                (session_id, now, spans, revision),
             )
             known = conn.execute(
                 "SELECT 1 FROM dead_letter WHERE session_id = ?", (session_id,)

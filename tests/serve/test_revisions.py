@@ -283,3 +283,61 @@ def test_a_failing_revision_is_dead_lettered_beside_the_earlier_failure(tmp_path
         ]
         assert conn.execute("SELECT count(*) FROM done_traces").fetchone()[0] == 4
         assert conn.execute("SELECT revisions FROM done_sessions").fetchall() == [(3,)]
+
+
+def _commit(path: Path, trace: str) -> int | None:
+    """One evaluation of session ``s`` (trace ``trace``) through a freshly opened spool,
+    as after a restart."""
+    spool = Spool(path, sinks=["jsonl"])
+    try:
+        return spool.commit_session("s", [trace], _items("s"), spans=1, cut=False)
+    finally:
+        spool.close()
+
+
+@pytest.mark.parametrize(
+    "loss",
+    ["DELETE FROM done_sessions", "UPDATE done_sessions SET revisions = 0"],
+    ids=["counter row lost", "counter set back"],
+)
+def test_a_lost_revision_counter_continues_after_the_revisions_the_spool_holds(
+    tmp_path, loss: str
+) -> None:
+    path = tmp_path / "spool.sqlite"
+    assert [_commit(path, "a"), _commit(path, "b")] == [0, 1]
+    with sqlite3.connect(path) as conn:
+        conn.execute(loss)
+    # Revision 1's verdicts are still in the outbox: the next one is 2, never 0 or 1 again
+    # (whose keys exist, so its verdicts would be dropped as already enqueued).
+    assert _commit(path, "c") == 2
+    assert _commit(path, "d") == 3
+    outbox = _outbox(path)
+    assert sorted(outbox.values()) == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert len(outbox) == 8  # every evaluation's verdicts are there, none dropped
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT revisions FROM done_sessions").fetchall() == [(3,)]
+
+
+def test_a_lost_counter_of_a_dead_lettered_session_does_not_reuse_revision_0(tmp_path) -> None:
+    path = tmp_path / "spool.sqlite"
+    spool = Spool(path, sinks=["jsonl"])
+    try:
+        assert spool.dead_letter("s", ["a"], spans=1, error="failed")
+    finally:
+        spool.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("DELETE FROM done_sessions")
+    # Only the dead-letter row and the evaluated trace remember revision 0.
+    assert _commit(path, "b") == 1
+    assert set(_outbox(path).values()) == {1}
+
+
+def test_a_session_id_never_evaluated_still_starts_at_revision_0(tmp_path) -> None:
+    path = tmp_path / "spool.sqlite"
+    spool = Spool(path, sinks=["jsonl"])
+    try:
+        # Another session whose id begins the same: its keys are not this session's.
+        assert spool.commit_session("s2", ["x"], _items("s2"), spans=1, cut=False) == 0
+        assert spool.commit_session("s", ["a"], _items("s"), spans=1, cut=False) == 0
+    finally:
+        spool.close()
