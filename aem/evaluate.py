@@ -15,7 +15,7 @@ from aem.compare.extract import values_memoised
 from aem.compare.relative_days import set_session_day
 from aem.evidence import day_of_session
 from aem.gcpause import cyclic_gc_paused
-from aem.graph import TurnGraph, attach_graph
+from aem.graph import TurnGraph, session_graph
 from aem.metrics.base import OBSERVATION, Metric, MetricContext, role_of
 from aem.metrics.registry import resolve_metrics
 from aem.model import (
@@ -83,11 +83,11 @@ class Evaluator:
         extracted once, :func:`aem.compare.extract.values_memoised`)."""
         if isinstance(session, ClosedSession):
             session = self.build(session)
-        graph = session.graph if session.graph is not None else attach_graph(session)
+        graph = session_graph(session)
         case = self.cases.get(session.session_id)
         _add_session_turn(session, case, graph)
         services = services_from(self.config, self.comparator)
-        context = MetricContext(session=session, case=case, services=services)
+        context = MetricContext(session=session, case=case, services=services, graph=graph)
         set_session_day(day_of_session(session, context.task_texts))  # computed once, kept
         by_turn = self._run_metrics(context)
         observations = {m.name for m in self.metrics if role_of(m) == OBSERVATION}

@@ -369,9 +369,15 @@ def _link_subagent_results(ordered: list[Turn], by_model: dict[str, list[Turn]],
                 link(turn, target, "subagent_result")
 
 
-def attach_graph(session: Session) -> TurnGraph:
-    session.graph = build_turn_graph(session.turns)
-    return session.graph
+def session_graph(session: Session) -> TurnGraph:
+    """The session's turn graph: its ``stated_edges`` where stated (a session built by
+    hand), else built from the turns' link keys (:func:`build_turn_graph`)."""
+    if session.stated_edges is None:
+        return build_turn_graph(session.turns)
+    graph = TurnGraph(session.turns)
+    for edge in session.stated_edges:
+        graph.link(edge.source, edge.target, edge.kind)
+    return graph
 
 
 class Ancestry:

@@ -9,13 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Literal, SupportsIndex
+from typing import Any, Literal, SupportsIndex
 
 from pydantic import BaseModel, Field
-
-if TYPE_CHECKING:
-    # Annotation only: the graph is built above the model (aem.graph), which reads turns.
-    from aem.graph import TurnGraph
 
 REPORT_VERSION = "1.0"
 
@@ -508,8 +504,11 @@ class ClosedSession:
 class Session:
     """An assembled agent session: its spans, its turns, and what went wrong reading it.
 
-    ``graph`` is filled by :func:`aem.graph.build_turn_graph`: an
-    :class:`aem.graph.TurnGraph` of the turns.
+    The session does not hold its turn graph: :func:`aem.graph.session_graph` builds it
+    from the turns' link keys, or from ``stated_edges`` where whoever built the session
+    stated the edges instead (:func:`aem.testing.make_session`), and the evaluator hands
+    it to the metrics as ``MetricContext.graph``. Why: the model sits below the graph,
+    which reads turns; a session holding a ``TurnGraph`` closed a circle between them.
     """
 
     session_id: str
@@ -524,7 +523,8 @@ class Session:
     user_inputs: list[str] = field(default_factory=list)
     issues: list[InputIssue] = field(default_factory=list)
     cut: bool = False
-    graph: TurnGraph | None = None
+    # The turn graph's edges as stated by hand (``None``: read them from the link keys).
+    stated_edges: list[TurnEdge] | None = None
     # How the conversation's turns (user message to answer) were bounded: stated by
     # ``handle_conversation_turn`` spans, or inferred (collectors.sessions.rounds).
     boundaries: Literal["conventions", "inferred"] = "inferred"

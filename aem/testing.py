@@ -11,7 +11,7 @@ builders serve plug-in authors: ``run_metric(MyMetric(), make_session(...))``.
     ... )
     >>> [(t.turn_id, t.kind.value) for t in session.turns]
     [('t1', 'tool_call'), ('t2', 'answer')]
-    >>> session.graph.edges
+    >>> session_graph(session).edges
     [TurnLink(source='t1', target='t2', reason='stated')]
 """
 
@@ -23,10 +23,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from aem.cases import Case
-from aem.graph import TurnGraph
+from aem.graph import session_graph
 from aem.metrics.base import Metric
 from aem.metrics.context import MetricContext
-from aem.model import Document, MetricResult, Session, ToolCall, Turn, TurnKind
+from aem.model import Document, MetricResult, Session, ToolCall, Turn, TurnEdge, TurnKind
 from aem.services import services_from
 from aem.settings import AemConfig
 
@@ -121,13 +121,14 @@ def make_session(
     tool_definitions: Mapping[str, Any] | None = None,
     user_inputs: Sequence[str] = (),
 ) -> Session:
-    """A session of ``turns`` in order, with its turn graph.
+    """A session of ``turns`` in order, with its turn graph's edges stated.
 
     Without ``edges`` each turn consumed the previous one's output (the plain agent loop:
     ``t1 → t2 → …``); pass ``edges`` (turn-id pairs) to state the dependencies instead,
     each with a third element naming the edge's reason (``retrieval``, ``tool_result`` …)
-    where a metric reads it, else ``stated``; ``session.graph`` is a
-    :class:`aem.graph.TurnGraph`, as the evaluator builds.
+    where a metric reads it, else ``stated``. The evaluator and :func:`run_metric` build
+    the :class:`aem.graph.TurnGraph` from them (:func:`aem.graph.session_graph`), as from
+    a trace's link keys.
     """
     numbered = [
         t.model_copy(
@@ -140,10 +141,11 @@ def make_session(
         for i, t in enumerate(turns, start=1)
     ]
     ids = [t.turn_id for t in numbered]
-    graph = TurnGraph(numbered)
-    for edge in edges if edges is not None else itertools.pairwise(ids):
-        graph.link(edge[0], edge[1], edge[2] if len(edge) == 3 else STATED)
-    return Session(
+    stated = [
+        TurnEdge(source=edge[0], target=edge[1], kind=edge[2] if len(edge) == 3 else STATED)
+        for edge in (edges if edges is not None else itertools.pairwise(ids))
+    ]
+    session = Session(
         session_id=session_id,
         session_key="gen_ai.conversation.id",
         fallback=False,
@@ -151,8 +153,10 @@ def make_session(
         turns=numbered,
         tool_definitions=dict(tool_definitions or {}),
         user_inputs=list(user_inputs),
-        graph=graph,
+        stated_edges=stated,
     )
+    session_graph(session)  # an edge naming no turn of the session is an error here
+    return session
 
 
 def make_case(session_id: str = SESSION_ID, **fields: Any) -> Case:
@@ -169,7 +173,10 @@ def run_metric(
 ) -> list[MetricResult]:
     """The results ``metric`` gives on ``session`` (no propagation, no report)."""
     services = services_from(config or AemConfig())
-    return list(metric.evaluate(MetricContext(session=session, case=case, services=services)))
+    context = MetricContext(
+        session=session, case=case, services=services, graph=session_graph(session)
+    )
+    return list(metric.evaluate(context))
 
 
 class InMemorySink:

@@ -52,7 +52,7 @@ def _did(turn: Turn) -> list[str]:
 
 def render_step(context: MetricContext, turn: Turn) -> str:
     """What ``turn`` saw (its inputs, its ancestors' results) and what it did."""
-    graph = context.session.graph
+    graph = context.graph
     ancestors = {t.turn_id for t in graph.ancestors(turn.turn_id)} if graph is not None else set()
     earlier = [t for t in context.session.turns if t.turn_id in ancestors]
     saw = [f"input: {_clip(text)}" for text in turn.seen_inputs or context.session.user_inputs]

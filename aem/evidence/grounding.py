@@ -23,6 +23,7 @@ from aem.evidence.bindings import Call
 from aem.evidence.citations import Source
 from aem.evidence.claims import sentence_pieces, words
 from aem.evidence.support import SeenValues
+from aem.graph import TurnGraph
 from aem.model import Session, ToolCall, Turn, TurnKind
 
 _MAX_LEAVES = 400
@@ -214,18 +215,19 @@ def _call_label(call: ToolCall) -> str:
     return f"{call.name}({'; '.join(fields[:8])[:_MAX_PASSAGE_CHARS]})"
 
 
-def _ancestors(session: Session, turn: Turn) -> list[Turn]:
-    graph = session.graph
+def _ancestors(graph: TurnGraph | None, turn: Turn) -> list[Turn]:
     if graph is None or turn.turn_id not in graph:
         return []
     return graph.ancestors(turn.turn_id)
 
 
-def grounding_of(session: Session, turn: Turn, settings: CompareSettings) -> Grounding:
+def grounding_of(
+    session: Session, graph: TurnGraph | None, turn: Turn, settings: CompareSettings
+) -> Grounding:
     """What ``turn`` could rest on: ancestor retrievals' documents, ancestor tool results
     (calls that failed included: their error text is what the agent saw), the user's
     messages."""
-    ancestors = _ancestors(session, turn)
+    ancestors = _ancestors(graph, turn)
     documents = [
         (d.id, d.content)
         for t in ancestors

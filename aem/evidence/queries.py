@@ -215,6 +215,7 @@ def task_texts(session: Session) -> list[str]:
 
 def seen_by(
     session: Session,
+    graph: TurnGraph | None,
     turn: Turn,
     facts: dict[str, object],
     settings: CompareSettings,
@@ -222,18 +223,18 @@ def seen_by(
     cache: SessionCache | None = None,
 ) -> Seen:
     """Everything ``turn`` could see: its model input, the task (:func:`task_texts`), the
-    case's facts, and the results, arguments, documents and text of its ancestors in the
-    graph. Each text is named by where it came from, for derivations to quote.
+    case's facts, and the results, arguments, documents and text of its ancestors in
+    ``graph`` (the session's turn graph; None: no ancestors). Each text is named by where
+    it came from, for derivations to quote.
 
     Answered through the session's :class:`_SessionValues` (each turn's values extracted
     once, looked up by value), kept in ``cache`` (made anew without one: pass the
     session's cache); the full evidence is gathered only when a question needs it, so
     the answers are those of :func:`seen_fully`.
     """
-    graph = session.graph
     task = task if task is not None else task_texts(session)
     if graph is None or turn.turn_id not in graph:
-        return seen_fully(session, turn, facts, settings, task)
+        return seen_fully(graph, turn, facts, settings, task)
     shared = _session_values(session, graph, facts, settings, task, cache or SessionCache())
 
     def indexed(value: StatedValue, compare: CompareSettings, slack: int) -> bool:
@@ -247,7 +248,7 @@ def seen_by(
 
     @functools.cache
     def full() -> Seen:
-        return seen_fully(session, turn, facts, settings, task)
+        return seen_fully(graph, turn, facts, settings, task)
 
     def inputs() -> SeenValues:
         return SeenValues.gather(_inputs(turn), settings)
@@ -367,14 +368,13 @@ def _ancestor_texts(ancestor: Turn) -> tuple[list[tuple[str, str]], str | None]:
 
 
 def seen_fully(
-    session: Session,
+    graph: TurnGraph | None,
     turn: Turn,
     facts: dict[str, object],
     settings: CompareSettings,
     task: list[str],
 ) -> Seen:
     """:func:`seen_by` gathered in full: every text the turn saw, extracted together."""
-    graph = session.graph
     ancestors = graph.ancestors(turn.turn_id) if graph is not None else []
     texts = _inputs(turn)
     texts.extend(_common_texts(facts, task))

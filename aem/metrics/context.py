@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from aem import evidence
 from aem.cases import Case
 from aem.evidence import Seen, SessionMatch, recovered_by, reported_decline
-from aem.graph import Ancestry
+from aem.graph import Ancestry, TurnGraph
 from aem.metrics.services import EvaluationServices
 from aem.model import Session, Turn
 from aem.sessioncache import SessionCache, Slot, active_cache
@@ -34,13 +34,18 @@ _RECOVERY: Slot[dict[str, Turn | None]] = Slot("recovery by turn")
 
 @dataclass
 class MetricContext:
-    """The session, its case, the services metrics share, and cached queries about the
-    session. ``cache`` is the session's cache: the evaluation's open one by default
-    (:func:`aem.sessioncache.session_cache`), else one of the context's own."""
+    """The session, its case, its turn graph, the services metrics share, and cached
+    queries about the session. ``cache`` is the session's cache: the evaluation's open
+    one by default (:func:`aem.sessioncache.session_cache`), else one of the context's own.
+
+    Why the context carries the graph (as pydantic_evals' ``EvaluatorContext`` carries
+    its span tree) and the session does not: the graph is built above the model, from
+    the turns, by whoever evaluates (:func:`aem.graph.session_graph`)."""
 
     session: Session
     case: Case | None
     services: EvaluationServices
+    graph: TurnGraph
     cache: InitVar[SessionCache | None] = None
     _cache: SessionCache = field(init=False, repr=False)
 
@@ -89,11 +94,10 @@ class MetricContext:
         )
 
     @property
-    def ancestry(self) -> Ancestry | None:
-        """The turn graph's ancestry ("is A an ancestor of B?"), None without a graph
-        (``session.graph``, a :class:`aem.graph.TurnGraph`, answers the rest)."""
-        graph = self.session.graph
-        return graph.ancestry if graph is not None else None
+    def ancestry(self) -> Ancestry:
+        """The turn graph's ancestry ("is A an ancestor of B?"; :attr:`graph` answers
+        the rest)."""
+        return self.graph.ancestry
 
     def recovery(self, turn: Turn) -> Turn | None:
         """The later call that recovered ``turn``'s failed call, if any (the one rule,
@@ -116,6 +120,12 @@ class MetricContext:
         found = known.get(turn.turn_id)
         if found is None:
             found = known[turn.turn_id] = evidence.seen_by(
-                self.session, turn, self.facts, self.services.compare, self.task_texts, self._cache
+                self.session,
+                self.graph,
+                turn,
+                self.facts,
+                self.services.compare,
+                self.task_texts,
+                self._cache,
             )
         return found

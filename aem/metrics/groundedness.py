@@ -122,7 +122,7 @@ class Groundedness(BaseMetric[GroundednessSettings]):
     def judge_answer(self, context: MetricContext, turn: Turn) -> MetricResult:
         """One answer's verdict: dangling citation, unsupported claim, no citation."""
         text = turn.text or ""
-        grounding = grounding_of(context.session, turn, context.services.compare)
+        grounding = grounding_of(context.session, context.graph, turn, context.services.compare)
         claims = split_claims(text)
         if not claims:
             return result(NAME, turn, Outcome.SKIP, "the answer states no checkable claim")

@@ -367,7 +367,7 @@ def _doubts(missing: list[Evidence]) -> list[UnverifiedClaim]:
 
 def _claimed_successes(context: MetricContext, turn: Turn) -> list[ClaimedSuccess]:
     """Sentences of the turn reporting as done an action whose call failed, unrecovered."""
-    graph = context.session.graph
+    graph = context.graph
     if not turn.text or graph is None or turn.turn_id not in graph:
         return []
     # Only a failed call can be claimed after failure: the graph asks about those alone

@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from aem.graph import attach_graph
+from aem.graph import session_graph
 from bench.devdata import dev_set
 from collectors.assembler import SessionAssembler
 from collectors.readers import read_batches
@@ -73,7 +73,7 @@ def aem_rate(path: Path) -> tuple[float, int, int]:
     def close(sessions: list) -> int:  # type: ignore[type-arg]
         total = 0
         for session in sessions:
-            attach_graph(session)
+            session_graph(session)
             total += len(session.turns)
         return total
 

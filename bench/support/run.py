@@ -41,7 +41,7 @@ from aem.compare.extract import extract_claims
 from aem.config import AemConfig
 from aem.evaluate import Evaluator
 from aem.evidence import is_distinctive
-from aem.graph import attach_graph
+from aem.graph import session_graph
 from aem.metrics.applies import refusal_owns
 from aem.metrics.context import MetricContext
 from aem.metrics.truthfulness import Truthfulness
@@ -86,9 +86,7 @@ def sessions(traces: Path) -> Iterator[Session]:
             assembler.add(span, 0)
     evaluator = Evaluator(AemConfig())
     for closed in assembler.drain():
-        session = evaluator.build(closed)
-        attach_graph(session)
-        yield session
+        yield evaluator.build(closed)
 
 
 def measure(
@@ -102,7 +100,9 @@ def measure(
     """Judge each narrating turn as written, then with one number changed at a time
     (under ``config``: the defaults, or ``[verdicts] unsupported = "fail"``)."""
     config = config or AemConfig()
-    context = MetricContext(session=session, case=case, services=services_from(config))
+    context = MetricContext(
+        session=session, case=case, services=services_from(config), graph=session_graph(session)
+    )
     metric = Truthfulness()
     for turn in session.turns:
         if turn.kind not in (TurnKind.ANSWER, TurnKind.REASONING) or not turn.text:

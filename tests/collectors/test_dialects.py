@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from aem.graph import attach_graph
+from aem.graph import session_graph
 from aem.model import Session
 from collectors.assembler import SessionAssembler
 from collectors.readers import read_batches
@@ -23,7 +23,7 @@ def _sessions(path: Path) -> list[Session]:
 
 
 def _shape(session: Session) -> list[tuple]:
-    graph = attach_graph(session)
+    graph = session_graph(session)
     return [
         (
             t.kind.value,

@@ -25,7 +25,7 @@ import collectors.sessions.build as build_module
 from aem.compare.extract import extract_values
 from aem.compare.settings import CompareSettings
 from aem.evidence.queries import seen_by, seen_fully, task_texts
-from aem.graph import _distinctive, _scalars, build_turn_graph
+from aem.graph import TurnGraph, _distinctive, _scalars, build_turn_graph
 from aem.model import ClosedSession, Session, SpanRecord, Turn, TurnKind
 from aem.sessioncache import SessionCache
 from aem.textindex import PatternFinder
@@ -348,7 +348,7 @@ def test_span_limit_holds_memory_not_just_time() -> None:
     assert json.loads(json.dumps(closed.issues[0].model_dump()))["spans_skipped"] >= 450
 
 
-def built_sessions() -> Iterator[Session]:
+def built_sessions() -> Iterator[tuple[Session, TurnGraph]]:
     """The sample sessions and two generated ones (windowed and rough), with graphs."""
     closed = [
         *sample_sessions(),
@@ -357,14 +357,11 @@ def built_sessions() -> Iterator[Session]:
     ]
     for one in closed:
         session = build_session(one)
-        session.graph = build_turn_graph(session.turns)
-        yield session
+        yield session, build_turn_graph(session.turns)
 
 
 def test_ancestry_answers_as_nx_ancestors() -> None:
-    for session in built_sessions():
-        graph = session.graph
-        assert graph is not None
+    for session, graph in built_sessions():
         walk = graph.ancestry
         for turn in session.turns:
             expected = nx.ancestors(graph.nx, turn.turn_id)
@@ -382,7 +379,7 @@ def test_value_support_answers_as_the_full_evidence() -> None:
     gathered together, does: for every value any turn states or sees."""
     settings = CompareSettings()
     checked = supported = 0
-    for session in built_sessions():
+    for session, graph in built_sessions():
         facts = {"total": "$55", "day": "2024-05-20"}
         task = task_texts(session)
         values = [
@@ -394,8 +391,8 @@ def test_value_support_answers_as_the_full_evidence() -> None:
         cache = SessionCache()
         for turn in session.turns:
             fast, full = (
-                seen_by(session, turn, facts, settings, task, cache),
-                seen_fully(session, turn, facts, settings, task),
+                seen_by(session, graph, turn, facts, settings, task, cache),
+                seen_fully(graph, turn, facts, settings, task),
             )
             for value in values[:: max(1, len(values) // 60)]:
                 for slack in (0, 1):

@@ -10,7 +10,7 @@ import networkx as nx
 import pytest
 
 from aem.evaluate import evaluate_session
-from aem.graph import TurnGraph, TurnLink, build_turn_graph
+from aem.graph import TurnGraph, TurnLink, build_turn_graph, session_graph
 from aem.metrics.truthfulness import Truthfulness
 from aem.model import Label, Session, ToolCall, Turn, TurnKind
 from aem.propagation import propagate_failures
@@ -35,7 +35,7 @@ def _turn(turn_id: str, index: int, error: str | None = None) -> Turn:
     )
 
 
-def _built_sessions() -> Iterator[Session]:
+def _built_sessions() -> Iterator[tuple[Session, TurnGraph]]:
     """Every bundled sample session (failed calls, sub-agents, retrievals) and a long
     generated one, each with the graph the evaluator builds."""
     assembler = SessionAssembler(idle=10**9)
@@ -53,8 +53,7 @@ def _built_sessions() -> Iterator[Session]:
         assembler.add(span, 0)
     for closed in assembler.drain():
         session = build_session(closed)
-        session.graph = build_turn_graph(session.turns)
-        yield session
+        yield session, build_turn_graph(session.turns)
 
 
 def test_turns_are_added_once_and_listed_in_session_order() -> None:
@@ -104,9 +103,8 @@ def test_the_networkx_view_is_read_only_and_follows_the_graph() -> None:
 
 def test_ancestors_and_failed_ancestors_answer_as_networkx_on_built_sessions() -> None:
     checked = failed_seen = 0
-    for session in _built_sessions():
-        graph = session.graph
-        assert graph is not None and graph.turns() == sorted(session.turns, key=lambda t: t.index)
+    for session, graph in _built_sessions():
+        assert graph.turns() == sorted(session.turns, key=lambda t: t.index)
         for turn in session.turns:
             expected = nx.ancestors(graph.nx, turn.turn_id)
             ancestors = graph.ancestors(turn.turn_id)
@@ -151,7 +149,7 @@ def test_a_hand_built_graph_lets_truthfulness_find_a_claimed_success() -> None:
         make_tool_call("cancel_order", {"order_id": "A-1"}, error="order is locked"),
         make_turn("answer", text="I have cancelled your order A-1."),
     )
-    assert session.graph is not None and session.graph.edges == [TurnLink("t1", "t2", "stated")]
+    assert session_graph(session).edges == [TurnLink("t1", "t2", "stated")]
     report = evaluate_session(session)
     answer = next(v for v in report.turns if v.turn_id == "t2")
     assert answer.label is Label.PRIOR_ACTION_FAILED and answer.inherited_from == ["t1"]

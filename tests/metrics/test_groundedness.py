@@ -9,7 +9,6 @@ import json
 import pytest
 
 from aem.evidence import Source, find_citations, resolve, split_claims, strip_citations
-from aem.graph import TurnGraph
 from aem.metrics.groundedness import Groundedness, GroundednessSettings
 from aem.model import Outcome
 from tests.groundedness_kit import evaluate, rag_session, results, session_results
@@ -144,7 +143,7 @@ def test_bench_accuracy_reaches_the_target() -> None:
 
 def test_only_the_answers_ancestors_are_its_context() -> None:
     session = rag_session("Refunds are accepted within 30 days of purchase [1].", RETURNS)
-    session.graph = TurnGraph(session.turns)  # no edge: the retrieval did not feed the answer
+    session.stated_edges = []  # no edge: the retrieval did not feed the answer
     (found,) = results(evaluate(session, [Groundedness()], {"type": "happy"}), "groundedness")
     assert found.outcome is Outcome.SKIP and "nothing to rest on" in found.explanation
 
