@@ -13,6 +13,9 @@ configured one alike (``judge.step`` and the checks are metrics there).
 
 A label whose item the run did not score (no result, or ``unverified`` / ``skip`` /
 ``error``) is not in κ and not dropped either: it is counted by outcome and listed.
+``unverified`` is never a pass: a session as a whole is ``fail`` when the metric failed
+any of its turns, else ``unverified`` when it left one unverified (so it is not in κ),
+else ``pass`` when it passed one (:data:`UNVERIFIED_RULE`, printed with the result).
 
 Each item counts once. The same labels repeated 200 times would otherwise turn a κ of
 0.42 into 0.995 with an interval as narrow as 200 times the labels make it: repeats of an
@@ -146,27 +149,54 @@ def _label(item: object, number: int) -> HumanLabel:
                       line=number)  # fmt: skip
 
 
+# How ``unverified`` enters the agreement: said with every result, never left implicit.
+UNVERIFIED_RULE = (
+    "unverified is neither pass nor fail: an unverified turn is not in κ, nor is a session "
+    "whose turns include one and no failed turn"
+)
+
+
 def _outcomes(report: AuditReport, metric: str) -> dict[str, tuple[Outcome, str]]:
     """Per item id, the metric's outcome and explanation: turns, and sessions as wholes."""
     found: dict[str, tuple[Outcome, str]] = {}
     for session in report.sessions:
         results = [m for turn in session.turns for m in turn.metrics if m.name == metric]
         for result in results:
-            found[f"{session.session_id}/{result.turn_id}"] = (result.outcome, result.explanation)
+            found[f"{session.session_id}/{result.turn_id}"] = (result.outcome, _said(result))
         if results:
             found[session.session_id] = _session_outcome(results)
     return found
 
 
+def _said(result: MetricResult) -> str:
+    """The metric's explanation, or what its outcome means when it gave none: a miss is
+    never listed with an empty reason."""
+    if result.explanation.strip():
+        return result.explanation
+    return f"{result.outcome.value} (the metric gave no explanation)"
+
+
 def _session_outcome(results: Sequence[MetricResult]) -> tuple[Outcome, str]:
-    """A session as a whole: failed if any turn failed, passed if any passed, else the
-    first result's outcome (unverified, skipped, error: not scored)."""
-    fails = [r for r in results if r.outcome is Outcome.FAIL]
-    if fails:
-        return Outcome.FAIL, fails[0].explanation
-    if any(r.outcome is Outcome.PASS for r in results):
-        return Outcome.PASS, ""
-    return results[0].outcome, results[0].explanation
+    """A session as a whole: failed if any turn failed; else unverified if a turn was left
+    unverified (not a pass: nothing proved it right); else passed if any passed; else the
+    first result's outcome (skipped, error: not scored). The explanation names the turns."""
+    by_outcome: dict[Outcome, list[MetricResult]] = defaultdict(list)
+    for result in results:
+        by_outcome[result.outcome].append(result)
+    for outcome in (Outcome.FAIL, Outcome.UNVERIFIED, Outcome.PASS):
+        if by_outcome[outcome]:
+            break
+    else:
+        return results[0].outcome, _said(results[0])
+    found = by_outcome[outcome]
+    turns = ", ".join(r.turn_id for r in found[:_NAMED_IDS])
+    turns += f" and {len(found) - _NAMED_IDS} more" if len(found) > _NAMED_IDS else ""
+    counts = ", ".join(f"{len(by_outcome[o])} {o.value}" for o in Outcome if by_outcome[o])
+    if outcome is Outcome.PASS:
+        return outcome, f"passed turn(s) {turns}, failed none ({counts})"
+    return outcome, f"{outcome.value} on turn(s) {turns} ({counts}); {found[0].turn_id}: " + _said(
+        found[0]
+    )
 
 
 def kappa(pairs: Sequence[tuple[Verdict, Verdict]]) -> float | None:

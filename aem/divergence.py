@@ -44,9 +44,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import networkx as nx
 from pydantic import BaseModel, Field, computed_field
 
 from aem.compare.structured import maybe_json
+from aem.graph import build_turn_graph
 from aem.matching import ActualCall, MatchSettings, ToolSetMatch, match_tool_calls
 from aem.model import Session, Turn, TurnKind
 
@@ -68,7 +70,11 @@ class Step:
 class DivergentTurn(BaseModel):
     """Where the runs part: the step, the turn of each run there, and why they differ."""
 
-    step: int
+    step: int = Field(
+        description="the step at which the runs part, counted from 1 (the first step is 1), "
+        "as the terminal table and the compare page number it",
+        ge=1,
+    )
     before_turn_id: str | None
     after_turn_id: str | None
     reason: str
@@ -80,10 +86,13 @@ class SessionDivergence(BaseModel):
     before_session: str
     after_session: str
     paired_by: Literal["session_id", "first_user_message"]
-    same_steps: int
+    same_steps: int = Field(description="steps both runs took alike before they parted")
     first: DivergentTurn | None = None
-    # The after-run's turns that follow the divergent one: downstream of the divergence.
-    downstream: list[str] = Field(default_factory=list)
+    downstream: list[str] = Field(
+        default_factory=list,
+        description="the later run's turns that consumed the divergent turn's output, "
+        "directly or through other turns (edges of the turn graph), in turn order",
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -271,8 +280,10 @@ def _step_difference(before: Step, after: Step, step: int) -> DivergentTurn | No
     return None
 
 
-def _ran_out(longer: Sequence[Step], step: int, *, after_is_longer: bool) -> DivergentTurn:
-    turn = longer[step].turns[0]
+def _ran_out(longer: Sequence[Step], same: int, *, after_is_longer: bool) -> DivergentTurn:
+    """The divergence when one run ended after ``same`` steps alike: step ``same + 1``."""
+    step = same + 1
+    turn = longer[same].turns[0]
     if after_is_longer:
         return DivergentTurn(
             step=step,
@@ -298,7 +309,7 @@ def diverge_sessions(
     old, new = steps(before.turns), steps(after.turns)
     first: DivergentTurn | None = None
     same = 0
-    for step, (b, a) in enumerate(zip(old, new, strict=False)):
+    for step, (b, a) in enumerate(zip(old, new, strict=False), start=1):
         first = _step_difference(b, a, step)
         if first is not None:
             break
@@ -306,10 +317,7 @@ def diverge_sessions(
     if first is None and len(old) != len(new):
         longer = new if len(new) > len(old) else old
         first = _ran_out(longer, same, after_is_longer=len(new) > len(old))
-    downstream: list[str] = []
-    if first is not None:
-        index = _after_index(after, first, new)
-        downstream = [t.turn_id for t in after.turns if t.index > index]
+    downstream = _downstream(after, first) if first is not None else []
     return SessionDivergence(
         before_session=before.session_id,
         after_session=after.session_id,
@@ -320,11 +328,19 @@ def diverge_sessions(
     )
 
 
-def _after_index(after: Session, first: DivergentTurn, new: Sequence[Step]) -> int:
-    """The index in ``after`` from which turns are downstream (the run's end if none)."""
+def _downstream(after: Session, first: DivergentTurn) -> list[str]:
+    """The later run's turns that consumed the divergent turn's output, directly or through
+    other turns: its descendants in the turn graph (:func:`aem.graph.build_turn_graph`),
+    not every turn that came later. A call made in the same decision (a sibling), or a
+    sub-agent's branch that never read it, is not downstream; a run that ended where the
+    earlier went on has nothing downstream."""
     if first.after_turn_id is None:
-        return max((t.index for t in after.turns), default=-1)
-    return next(t.index for t in after.turns if t.turn_id == first.after_turn_id)
+        return []
+    graph = build_turn_graph(after.turns)
+    if first.after_turn_id not in graph:
+        return []
+    below = nx.descendants(graph.nx, first.after_turn_id)
+    return [t.turn_id for t in sorted(after.turns, key=lambda t: t.index) if t.turn_id in below]
 
 
 def task_key(session: Session) -> str | None:

@@ -15,7 +15,7 @@ import typer  # noqa: TID251
 from rich.console import Console
 from rich.table import Table
 
-from aem.agreement import Agreement, Duplicates, Miss, agreement, read_labels
+from aem.agreement import UNVERIFIED_RULE, Agreement, Duplicates, Miss, agreement, read_labels
 from aem.cli.errors import err_console, fail
 from aem.cli.exit_codes import ExitCode
 from aem.diff import load_report
@@ -61,6 +61,7 @@ def render_agreement(result: Agreement, console: Console) -> None:
         counts = ", ".join(f"{n} {why}" for why, n in sorted(result.unscored.items()))
         console.print(f"not in κ (the run gave no pass or fail): {counts}")
         console.print(safe("  " + ", ".join(result.unscored_ids)))
+    console.print(f"{UNVERIFIED_RULE}.", style="dim", markup=False)
 
 
 def _misses(console: Console, title: str, misses: list[Miss]) -> None:
@@ -69,7 +70,8 @@ def _misses(console: Console, title: str, misses: list[Miss]) -> None:
     console.print(f"{title}: {len(misses)}")
     for miss in misses:
         where = f"session {miss.session_id}" + (f", turn {miss.turn_id}" if miss.turn_id else "")
-        console.print(safe(f"  {miss.id} ({where}): {miss.explanation}"))
+        said = miss.explanation.strip() or f"the metric said {miss.metric}, with no explanation"
+        console.print(safe(f"  {miss.id} ({where}): {said}"))
 
 
 def _warn_about_labels(result: Agreement) -> None:
@@ -94,7 +96,15 @@ def _warn_about_labels(result: Agreement) -> None:
 
 
 def agreement_command(
-    labels: Annotated[Path, typer.Argument(help='human labels: JSONL {"id": …, "label": …}')],
+    labels: Annotated[
+        Path,
+        typer.Argument(
+            help='human labels, one JSON object a line: {"id": "SESSION/TURN", "label": '
+            '"pass"} (or "fail"); TURN is a turn id of the report (t1, t2 …), and an id '
+            'without "/TURN" labels the session as a whole; {"session_id": …, "turn_id": …, '
+            '"label": …} also works (for a session id holding "/")',
+        ),
+    ],
     report: Annotated[Path, typer.Argument(help="JSON report of the run (aem audit --out)")],
     metric: Annotated[str, typer.Option(help="the metric or judge to measure")],
     min_kappa: Annotated[
@@ -114,6 +124,11 @@ def agreement_command(
     interval, base rates, the confusion matrix and every false pass and false fail.
 
     Each labelled id counts once (repeats would inflate κ and narrow its interval).
+    A label line reads {"id": "checkout-17/t3", "label": "fail"}: session checkout-17,
+    turn t3 (the turn ids of the report); {"id": "checkout-17", ...} is the whole
+    session, which the metric fails when it failed any of its turns.
+    Unverified is neither pass nor fail: an unverified turn is not in κ, nor is a session
+    whose turns include one and no failed turn; both are counted and listed.
     Exit code 1 when --min-kappa is given and κ is below it (or undefined), else 0.
     """
     if duplicates not in ("collapse", "refuse"):

@@ -51,7 +51,7 @@ def render_divergence(result: RunDivergence, console: Console) -> None:
             assert first is not None
             table.add_row(
                 f"{found.before_session} → {found.after_session}",
-                str(first.step + 1),
+                str(first.step),
                 first.before_turn_id or "–",
                 first.after_turn_id or "–",
                 first.reason,

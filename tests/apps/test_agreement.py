@@ -273,3 +273,63 @@ def test_the_bootstrap_is_seeded_and_scales_to_100000_labels() -> None:
     assert first.kappa_low <= first.kappa <= first.kappa_high
     assert first.kappa_high - first.kappa_low < 0.02
     assert (first.kappa_low, first.kappa_high) == (again.kappa_low, again.kappa_high)
+
+
+def _silent_report(outcomes: dict[str, list[Outcome]]) -> AuditReport:
+    """As :func:`_report`, but every result without an explanation (as many passes are)."""
+    report = _report(outcomes)
+    for session in report.sessions:
+        for turn in session.turns:
+            for result in turn.metrics:
+                result.explanation = ""
+    return report
+
+
+def test_cli_a_false_pass_line_always_says_why(tmp_path: Path) -> None:
+    """Was: ``a/t1 (session a, turn t1): `` and nothing after it."""
+    report = tmp_path / "run.json"
+    report.write_text(_silent_report({"a": [P, P], "b": [P, F]}).model_dump_json())
+    labels = _labels(
+        tmp_path / "l.jsonl",
+        [
+            {"id": "a/t1", "label": "fail"},  # a turn the metric passed without a word
+            {"id": "a", "label": "fail"},  # the session as a whole: it failed none
+            {"id": "b", "label": "fail"},
+            {"id": "b/t1", "label": "pass"},
+        ],
+    )
+    code, out, _ = _cli(str(labels), str(report), "--metric", METRIC)
+    assert code == 0
+    lines = {line.split(" (")[0].strip(): line for line in out.splitlines() if " (session " in line}
+    assert set(lines) == {"a/t1", "a"}  # the two false passes
+    assert lines["a/t1"].rstrip().endswith("pass (the metric gave no explanation)")
+    assert lines["a"].rstrip().endswith("passed turn(s) t1, t2, failed none (2 pass)")
+    for line in lines.values():
+        assert not line.rstrip().endswith(":")
+
+
+def test_cli_unverified_is_never_counted_as_a_pass_and_it_says_so(tmp_path: Path) -> None:
+    """Was: a session with a passed turn and an unverified one counted as a pass, unsaid."""
+    report = tmp_path / "run.json"
+    report.write_text(_report({"a": [P, U], "b": [P, P], "c": [U, F]}).model_dump_json())
+    labels = _labels(
+        tmp_path / "l.jsonl",
+        [{"id": "a", "label": "pass"}, {"id": "b", "label": "pass"}, {"id": "c", "label": "fail"}],
+    )
+    code, out, _ = _cli(str(labels), str(report), "--metric", METRIC, "--json")
+    data = json.loads(out)
+    assert code == 0 and data["scored"] == 2  # b passed, c failed (a fail outranks doubt)
+    assert data["unscored"] == {"unverified": 1} and data["unscored_ids"] == ["a"]
+    _, text, _ = _cli(str(labels), str(report), "--metric", METRIC)
+    said = " ".join(text.split())
+    assert "not in κ (the run gave no pass or fail): 1 unverified" in said
+    assert "unverified is neither pass nor fail" in said
+
+
+def test_cli_help_gives_the_label_id_format() -> None:
+    result = CliRunner().invoke(app, ["agreement", "--help"], env={"COLUMNS": "200"})
+    said = " ".join(result.stdout.split())
+    assert result.exit_code == 0
+    assert '{"id": "SESSION/TURN", "label": "pass"}' in said
+    assert "turn id of the report (t1, t2 …)" in said
+    assert "Unverified is neither pass nor fail" in said

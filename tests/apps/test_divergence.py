@@ -10,6 +10,7 @@ recorded with the real OpenTelemetry SDK.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,18 +21,45 @@ from aem import testing as t
 from aem.cli import app
 from aem.divergence import diverge_runs, diverge_sessions
 from aem.model import Session, Turn
-from tests.agent_kit import GenAIAgent, ToolCall, ToolSpec, message, record, text_part
+from tests.agent_kit import (
+    GenAIAgent,
+    ToolCall,
+    ToolSpec,
+    message,
+    record,
+    text_part,
+    tool_messages,
+)
 
 
-def _model(text: str = "thinking", name: str = "gpt-4o", model_span: str = "m") -> Turn:
+def _model(
+    text: str = "thinking",
+    name: str = "gpt-4o",
+    model_span: str = "m",
+    *,
+    history: str | None = None,
+    reads: tuple[str, ...] = (),
+) -> Turn:
+    """A reasoning turn of model call ``model_span``, whose input held model call
+    ``history``'s output and the results of the calls ``reads`` names (the link keys the
+    collectors put on a recorded turn, from which the turn graph is built)."""
     return t.make_turn("reasoning", name, text=text).model_copy(
-        update={"model_span_id": model_span}
+        update={
+            "model_span_id": model_span,
+            "history_from": history,
+            "consumes_call_ids": list(reads),
+        }
     )
 
 
-def _call(name: str, args: dict[str, Any], model_span: str = "m") -> Turn:
-    return t.make_tool_call(name, args, result={"ok": True}).model_copy(
-        update={"model_span_id": model_span}
+def _call(
+    name: str, args: dict[str, Any], model_span: str = "m", *, history: str | None = None
+) -> Turn:
+    turn = t.make_tool_call(name, args, result={"ok": True})
+    assert turn.tool_call is not None
+    call = turn.tool_call.model_copy(update={"call_id": f"{model_span}-{name}"})
+    return turn.model_copy(
+        update={"model_span_id": model_span, "tool_call": call, "history_from": history}
     )
 
 
@@ -40,15 +68,19 @@ def _run(*turns: Turn, session_id: str = "s1", question: str = "Book me a flight
 
 
 def _baseline() -> list[Turn]:
+    """Three decisions, then the answer; each model call read the previous one's output
+    (history) and the results of its calls."""
     return [
         _model(model_span="m1"),
         _call("search_flights", {"from": "SFO", "to": "JFK"}, "m1"),
-        _model(model_span="m2"),
-        _call("get_price", {"flight": "UA-100"}, "m2"),
-        _call("get_seats", {"flight": "UA-100"}, "m2"),
-        _model(model_span="m3"),
-        _call("book", {"flight": "UA-100", "seat": "12A"}, "m3"),
-        t.make_turn("answer", text="Booked UA-100, seat 12A."),
+        _model(model_span="m2", history="m1", reads=("m1-search_flights",)),
+        _call("get_price", {"flight": "UA-100"}, "m2", history="m1"),
+        _call("get_seats", {"flight": "UA-100"}, "m2", history="m1"),
+        _model(model_span="m3", history="m2", reads=("m2-get_price", "m2-get_seats")),
+        _call("book", {"flight": "UA-100", "seat": "12A"}, "m3", history="m2"),
+        t.make_turn("answer", text="Booked UA-100, seat 12A.").model_copy(
+            update={"model_span_id": "m4", "history_from": "m3", "consumes_call_ids": ["m3-book"]}
+        ),
     ]
 
 
@@ -60,7 +92,7 @@ def test_identical_runs_do_not_diverge() -> None:
 
 def test_a_different_argument_names_the_call_and_everything_after_is_downstream() -> None:
     changed = _baseline()
-    changed[6] = _call("book", {"flight": "UA-100", "seat": "14C"}, "m3")
+    changed[6] = _call("book", {"flight": "UA-100", "seat": "14C"}, "m3", history="m2")
     found = diverge_sessions(_run(*_baseline()), _run(*changed))
     assert found.first is not None
     assert (found.first.before_turn_id, found.first.after_turn_id) == ("t7", "t7")
@@ -93,6 +125,28 @@ def test_an_extra_call_is_named() -> None:
     assert found.first.after_turn_id == "t3" and found.first.before_turn_id is None
     assert "get_weather" in found.first.reason
     assert found.downstream == [f"t{i}" for i in range(4, 10)]
+
+
+def test_downstream_follows_what_consumed_the_divergent_call_not_turn_order() -> None:
+    """get_price changed; get_seats, made in the same decision after it, never read its
+    result: not downstream. The model call that read both results, and all it led to, is."""
+    changed = _baseline()
+    changed[3] = _call("get_price", {"flight": "DL-200"}, "m2", history="m1")
+    found = diverge_sessions(_run(*_baseline()), _run(*changed))
+    assert found.first is not None and found.first.after_turn_id == "t4"
+    assert found.first.step == 4  # counted from 1: model, search, model, then this block
+    assert found.downstream == ["t6", "t7", "t8"]
+    assert "t5" not in found.downstream
+
+
+def test_steps_are_counted_from_one() -> None:
+    changed = _baseline()
+    changed[1] = _call("search_flights", {"from": "SFO", "to": "BOS"}, "m1")
+    found = diverge_sessions(_run(*_baseline()), _run(*changed))
+    assert found.first is not None and found.first.step == 2 and found.same_steps == 1
+    base = _baseline()
+    ended = diverge_sessions(_run(*base[:6]), _run(*base))
+    assert ended.first is not None and ended.first.step == ended.same_steps + 1 == 6
 
 
 def test_calls_of_one_decision_in_another_order_are_no_divergence() -> None:
@@ -200,6 +254,55 @@ def test_cli_names_the_divergent_book_call_in_json_and_exits_1(
     assert len(session["downstream"]) >= 1  # the answer that followed
 
 
+def _fan_out(conversation: str, hotel_city: str) -> Any:
+    """One decision makes two calls at once (a hotel search, then a car search); the next
+    model call reads both results and answers."""
+
+    def build(recording: Any) -> None:
+        specs = [ToolSpec(n, n, {"type": "object"}) for n in ("find_hotel", "find_car")]
+        agent = GenAIAgent(recording, conversation, "gpt-4o", specs)
+        hotel = ToolCall("c1", "find_hotel", {"city": hotel_city}, '{"hotel": "Inn-77"}')
+        car = ToolCall("c2", "find_car", {"city": "Boston"}, '{"car": "Car-9"}')
+        question = [message("user", text_part("A hotel and a car in Boston, please"))]
+        with agent.invoke_agent("travel", root=True):
+            first = agent.chat(question, calls=[hotel, car])
+            for call in (hotel, car):
+                with agent.execute_tool(call):
+                    pass
+            agent.chat([*question, first, *tool_messages([hotel, car])], text="Inn-77, Car-9.")
+
+    return build
+
+
+def test_cli_json_and_table_number_the_step_alike_and_downstream_follows_the_graph(
+    tmp_path: Path,
+) -> None:
+    """The hotel search changed; the car search, made in the same decision right after
+    it, never read its result: only the answer that read it is downstream."""
+    before = record(tmp_path / "before.jsonl", "f1", _fan_out("run-1", "Boston"))
+    after = record(tmp_path / "after.jsonl", "f2", _fan_out("run-2", "Cambridge"))
+    code, out = _cli(str(before), str(after), "--json")
+    assert code == 1
+    (session,) = json.loads(out)["sessions"]
+    first = session["first"]
+    assert "find_hotel" in first["reason"] and "Cambridge" in first["reason"]
+    step = first["step"]
+    assert step == session["same_steps"] + 1 >= 1  # counted from 1, as people count
+    code, table = _cli(str(before), str(after))
+    row = next(line for line in table.splitlines() if first["after_turn_id"] in line)
+    assert re.search(rf"│\s*{step}\s*│", row), row  # the terminal's step column says the same
+    turns = {t["turn_id"]: t for t in _audited_turns(after)}
+    car = next(i for i, t in turns.items() if t["name"] == "find_car")
+    answer = next(i for i, t in turns.items() if t["kind"] == "answer")
+    assert car not in session["downstream"]  # a sibling: later in order, never read it
+    assert answer in session["downstream"]
+
+
+def _audited_turns(path: Path) -> list[dict[str, Any]]:
+    result = CliRunner().invoke(app, ["audit", str(path), "--json", "--no-progress"])
+    return [turn for s in json.loads(result.stdout)["sessions"] for turn in s["turns"]]
+
+
 def test_cli_on_two_runs_alike_says_no_divergence_and_exits_0(
     runs: tuple[Path, Path, Path],
 ) -> None:
@@ -223,6 +326,9 @@ def test_cli_writes_the_compare_page_with_the_divergence_first(
     assert code == 1
     section = html[html.index('id="divergence"') :]
     assert "run-1 → run-3" in section and "14C" in section
+    _, out = _cli(str(before), str(after), "--json")
+    step = json.loads(out)["sessions"][0]["first"]["step"]
+    assert f'<td class="num">{step}</td>' in section  # the page numbers it as --json does
     assert html.index('id="divergence"') < html.index('id="ranking"')
 
 
