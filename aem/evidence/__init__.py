@@ -47,11 +47,11 @@ from aem.evidence.refusal_cues import (
 )
 from aem.evidence.support import (
     SeenValues,
-    SupportStatus,
-    ValueSupport,
+    ValueStatus,
+    ValueVerdict,
     derive,
     is_distinctive,
-    support_value,
+    judge_value,
 )
 
 __all__ = [
@@ -69,9 +69,9 @@ __all__ = [
     "SeenValues",
     "SessionMatch",
     "Source",
-    "SupportStatus",
     "Thresholds",
-    "ValueSupport",
+    "ValueStatus",
+    "ValueVerdict",
     "answers_to_user",
     "build_grounding",
     "check_claims",
@@ -87,6 +87,7 @@ __all__ = [
     "has_cue",
     "is_claim",
     "is_distinctive",
+    "judge_value",
     "match_session",
     "near_miss",
     "offers_help",
@@ -101,7 +102,6 @@ __all__ = [
     "session_gathered",
     "split_claims",
     "strip_citations",
-    "support_value",
     "task_texts",
     "tool_turns",
     "unrecovered_failures",

@@ -86,6 +86,23 @@ def evaluate(node: ast.AST) -> float | None:
     return _OPERATORS[type(node.op)](left, right)
 
 
+def value_of(expression: str) -> float | None:
+    """The value of an expression :func:`written_result` showed (plain notation)."""
+    try:
+        return evaluate(ast.parse(expression.replace("^", "**"), mode="eval"))
+    except SyntaxError:
+        return None
+
+
+def shown_number(value: float | None) -> str:
+    """A worked-out number as a reviewer reads it: never in float notation (``4.12e+08``)."""
+    if value is None or not math.isfinite(value):
+        return "another value"
+    if float(value).is_integer():
+        return str(int(value))
+    return f"{value:.6f}".rstrip("0").rstrip(".")
+
+
 def written_result(text: str, start: int, number: float, tolerance: float) -> WrittenResult | None:
     """For the value ``number`` at ``text[start:]``: the arithmetic written before its
     ``=`` on the same line and whether it gives the value (within ``tolerance``, or to

@@ -6,7 +6,10 @@ source binds *another* value to the *same thing*, and "the same thing" is decide
 structure, never by likeness:
 
 * **written arithmetic** — ``2+3=11``: the text writes out the operation, the operation
-  gives another result;
+  gives another result (the one rule ``written_arithmetic`` of the derivations, which
+  derives a result or refutes it; its switch holds here too);
+* **the field the claim labels** — "Total price: $503" against the one ``total_price``
+  a record holds;
 * **the call a sentence restates** — every argument of a call that ran is said in the
   sentence ("2+3" after ``add(a=2, b=3)``; "the refund for ORD-1" after
   ``get_refund(order_id="ORD-1")``) and the call returned one number: the one other
@@ -25,12 +28,13 @@ structure, never by likeness:
   nothing.
 
 Each rule runs only on values no source supports, so a value the user or a tool states
-is never "contradicted" by another field. What binds nothing stays a suspect.
+is never "contradicted" by another field. What binds nothing stays a suspect. The rules
+are one table, :data:`BINDINGS` (:class:`aem.evidence.rules.RuleTable`): each row named,
+with the sets it was found on, switchable for the ablation bench.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 import re
@@ -42,10 +46,12 @@ from typing import Any
 from aem.compare.clock import day_key, time_key
 from aem.compare.extract import StatedValue, extract_values
 from aem.compare.settings import CompareSettings
-from aem.evidence.arithmetic import evaluate, written_result
+from aem.evidence.arithmetic import shown_number
 from aem.evidence.claims import sentence_breaks
+from aem.evidence.derivations import DERIVATIONS, Refuted, ValueClaim, written_arithmetic
+from aem.evidence.rules import Rule, RuleTable
 from aem.evidence.stems import stem
-from aem.evidence.support import counted_noun, said_at_boundary
+from aem.evidence.values import LABEL_BEFORE, SeenValues, counted_noun, said_at_boundary
 from aem.model import Turn
 
 _AMOUNT_KEY = re.compile(
@@ -100,31 +106,62 @@ def parsed(raw: Any) -> Any:
     return raw
 
 
+@dataclass(frozen=True, slots=True)
+class Stated:
+    """One stated value and all a binding may read: the ``text`` it is stated in, its
+    sentence (and where that starts), the calls that ran, the ids sources state, and —
+    where the caller has them — the values the turn saw."""
+
+    value: StatedValue
+    text: str
+    sentence: str
+    offset: int
+    calls: Sequence[Call]
+    settings: CompareSettings
+    ids: Mapping[str, str]
+    seen: SeenValues | None = None
+
+    @classmethod
+    def of(
+        cls,
+        value: StatedValue,
+        text: str,
+        calls: Sequence[Call],
+        settings: CompareSettings,
+        ids: Mapping[str, str] | None = None,
+        seen: SeenValues | None = None,
+    ) -> Stated:
+        sentence, offset = _sentence(text, value)
+        return cls(value, text, sentence, offset, calls, settings, ids or {}, seen)
+
+
 def contradiction(
     value: StatedValue,
     text: str,
     calls: Sequence[Call],
     settings: CompareSettings,
     source_ids: Mapping[str, str] | None = None,
+    seen: SeenValues | None = None,
 ) -> Contradiction | None:
-    """The first binding that proves ``value`` (stated in ``text``) wrong, or None.
+    """Written arithmetic its result does not give, else the first binding of
+    :data:`BINDINGS` (not switched off) that proves ``value`` (stated in ``text``) wrong,
+    else None.
 
     >>> from aem.compare.extract import extract_values
     >>> s = CompareSettings()
     >>> text = "2+3=11"
     >>> eleven = extract_values(text, s)[-1]
     >>> contradiction(eleven, text, [Call("t1 add", {"a": 2, "b": 3}, 5)], s).quote
-    'the arithmetic it writes (2+3) gives 5 (written arithmetic)'
+    'the arithmetic it writes (2 + 3) gives 5 (written arithmetic)'
     """
-    sentence, offset = _sentence(text, value)
-    return (
-        _written(value, text, settings)
-        or _call_result(value, sentence, offset, calls, settings)
-        or _record_field(value, sentence, calls, settings, text)
-        or _list_count(value, text, calls)
-        or _one_measure(value, calls)
-        or _near_miss(value, source_ids or {})
-    )
+    stated = Stated.of(value, text, calls, settings, source_ids, seen)
+    found = bound_by(stated)
+    return _written(stated) or (found[1] if found is not None else None)
+
+
+def bound_by(stated: Stated) -> tuple[str, Contradiction] | None:
+    """The first active binding that proves ``stated`` wrong, with the binding's name."""
+    return BINDINGS.first(stated)
 
 
 def worked_out_wrong(
@@ -141,10 +178,8 @@ def worked_out_wrong(
     for value in values:
         if value.kind != "number" or text[value.start : value.end] != value.raw:
             continue
-        sentence, offset = _sentence(text, value)
-        wrong = _written(value, text, settings) or _call_result(
-            value, sentence, offset, calls, settings
-        )
+        stated = Stated.of(value, text, calls, settings)
+        wrong = _written(stated) or _call_result(stated)
         if wrong is not None:
             found.append(wrong)
     return found
@@ -165,32 +200,21 @@ def _sentence(text: str, value: StatedValue) -> tuple[str, int]:
     return text[start:end], start
 
 
-def _written(value: StatedValue, text: str, settings: CompareSettings) -> Contradiction | None:
-    """A result written after ``=`` that its own arithmetic does not give."""
+def _written(stated: Stated) -> Contradiction | None:
+    """A result written after ``=`` that its own arithmetic does not give: the
+    refutation of the one written-arithmetic rule
+    (:func:`aem.evidence.derivations.written_arithmetic`)."""
+    value, text = stated.value, stated.text
+    if not DERIVATIONS.is_active("written_arithmetic"):
+        return None
     if value.kind != "number" or not text or text[value.start : value.end] != value.raw:
         return None
-    number = float(value.value)  # type: ignore[arg-type]
-    tolerance = settings.number_rel_tol * max(1.0, abs(number))
-    written = written_result(text, value.start, number, tolerance)
-    if written is None or written.holds:
+    claim = ValueClaim.of(value, text, (), SeenValues(), stated.settings)
+    refuted = written_arithmetic(claim)
+    if not isinstance(refuted, Refuted):
         return None
-    worked = _value_of(written.expression)
-    shown = _number(worked) if worked is not None else "another value"
-    return Contradiction(
-        value.raw, shown, f"the arithmetic it writes ({written.expression})", "written arithmetic"
-    )
-
-
-def _value_of(expression: str) -> float | None:
-    """The value of an expression :func:`written_result` showed (plain notation)."""
-    try:
-        return evaluate(ast.parse(expression.replace("^", "**"), mode="eval"))
-    except SyntaxError:
-        return None
-
-
-def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+    where = f"the arithmetic it writes ({refuted.written})"
+    return Contradiction(value.raw, refuted.gives, where, "written arithmetic")
 
 
 def _leaves(item: Any, key: str = "", depth: int = 0) -> Iterator[tuple[str, Any]]:
@@ -207,15 +231,11 @@ def _leaves(item: Any, key: str = "", depth: int = 0) -> Iterator[tuple[str, Any
         yield key, item
 
 
-def _call_result(
-    value: StatedValue,
-    sentence: str,
-    offset: int,
-    calls: Sequence[Call],
-    settings: CompareSettings,
-) -> Contradiction | None:
+def _call_result(given: Stated) -> Contradiction | None:
     """The one other number of a sentence that restates a call's every argument, against
     the one number that call returned."""
+    value, sentence, offset = given.value, given.sentence, given.offset
+    calls, settings = given.calls, given.settings
     if value.kind != "number":
         return None
     numbers = [v for v in extract_values(sentence, settings) if v.kind == "number"]
@@ -230,7 +250,9 @@ def _call_result(
             continue
         stated = float(value.value)  # type: ignore[arg-type]
         if not math.isclose(stated, result, rel_tol=settings.number_rel_tol, abs_tol=1e-9):
-            return Contradiction(value.raw, _number(result), f"{call.source} result", "call result")
+            return Contradiction(
+                value.raw, shown_number(result), f"{call.source} result", "call result"
+            )
     return None
 
 
@@ -327,13 +349,7 @@ def _records(calls: Sequence[Call]) -> Iterator[tuple[str, dict[str, Any]]]:
                 stack.extend(item[:_MAX_NODES])
 
 
-def _record_field(
-    value: StatedValue,
-    sentence: str,
-    calls: Sequence[Call],
-    settings: CompareSettings,
-    text: str = "",
-) -> Contradiction | None:
+def _record_field(stated: Stated) -> Contradiction | None:
     """The one field of the value's kind in the one record the sentence names: by an id
     the record holds, by another value the sentence states that a field of it holds
     ("May 6"), or by the field's own name ("your refund is $40" against ``refund``).
@@ -341,6 +357,8 @@ def _record_field(
     the one record the whole answer names ("Your booking BK-1 is on May 6. The fee is
     €40." — the fee is that booking's). A record nothing names binds nothing, however
     alone it is in view."""
+    value, sentence, text = stated.value, stated.sentence, stated.text
+    calls, settings = stated.calls, stated.settings
     kind = _kind_of(value)
     if kind is None or (kind.startswith("number") and _other_numbers(value, sentence, settings)):
         return None  # "3 nights at HAT105 cost $315": an amount worked out, not a field
@@ -426,8 +444,9 @@ def _other_numbers(value: StatedValue, sentence: str, settings: CompareSettings)
     )
 
 
-def _list_count(value: StatedValue, text: str, calls: Sequence[Call]) -> Contradiction | None:
+def _list_count(stated: Stated) -> Contradiction | None:
     """A count against the one list in view under a key its noun names."""
+    value, text, calls = stated.value, stated.text, stated.calls
     noun = counted_noun(value, text)
     if noun is None or value.unit is not None:
         return None
@@ -470,9 +489,10 @@ def _measure(value: StatedValue) -> tuple[float, str] | None:
     return float(found["number"].replace(",", ".")), found["unit"].lower()
 
 
-def _one_measure(value: StatedValue, calls: Sequence[Call]) -> Contradiction | None:
+def _one_measure(given: Stated) -> Contradiction | None:
     """A measurement against the one measurement of that unit the results hold ("37C"
     against a forecast of 14C)."""
+    value, calls = given.value, given.calls
     stated = _measure(value)
     if stated is None:
         return None
@@ -519,9 +539,10 @@ def near_miss(a: str, b: str) -> bool:
 _SLIP_DIGITS = 4
 
 
-def _near_miss(value: StatedValue, source_ids: Mapping[str, str]) -> Contradiction | None:
+def _near_miss(given: Stated) -> Contradiction | None:
     """An id of four digits or more one slip away from exactly one id a source states
-    (``source_ids``: each canonical id with the raw text a source wrote)."""
+    (``ids``: each canonical id with the raw text a source wrote)."""
+    value, source_ids = given.value, given.ids
     if value.kind != "id":
         return None
     stated = str(value.value)
@@ -529,3 +550,41 @@ def _near_miss(value: StatedValue, source_ids: Mapping[str, str]) -> Contradicti
     if len(close) != 1 or sum(c.isdigit() for c in stated) < _SLIP_DIGITS:
         return None
     return Contradiction(value.raw, source_ids[close[0]], "the id a source states", "near miss")
+
+
+def _labelled_field(stated: Stated) -> Contradiction | None:
+    """The value a record gives under the label the claim states the value under ("Total
+    price: $503" against ``"total_price": 480``) — only when the records hold that key
+    once, so it is the same thing, not another row's."""
+    value, text, seen = stated.value, stated.text, stated.seen
+    if value.kind != "number" or not text or seen is None:
+        return None
+    line_start = text.rfind("\n", 0, value.start) + 1
+    found = LABEL_BEFORE.search(text[line_start : value.start])
+    if found is None:
+        return None
+    label = re.sub(r"\W+", "_", found.group("label").strip().lower())
+    same = [q for q in seen.quantities if q.key and q.key.rsplit(".", 1)[-1].lower() == label]
+    if len(same) != 1:
+        return None
+    where = f"{same[0].key} in {same[0].source}"
+    return Contradiction(value.raw, same[0].raw, where, "the field it is labelled with")
+
+
+# --- the table -----------------------------------------------------------------------------
+# In the order they are tried. Each comment names the commit that made the rule and what
+# it was measured on; ``unknown`` where the history does not say.
+BINDINGS: RuleTable[Stated, Contradiction] = RuleTable(
+    "bindings",
+    (
+        # a9246cb: "Total price: $503" against the one total_price (perturbation, tau-bench).
+        Rule("labelled_field", ("tau-bench", "perturbation"), _labelled_field),
+        # 41c578e (the bindings, made with the proof-and-suspect tests).
+        Rule("call_result", ("unknown",), _call_result),
+        # 41c578e; an ISO instant binds the day and the time said of its record (domains).
+        Rule("record_field", ("unknown", "domains"), _record_field),
+        Rule("list_count", ("unknown",), _list_count),
+        Rule("one_measure", ("unknown",), _one_measure),
+        Rule("near_miss", ("unknown",), _near_miss),
+    ),
+)

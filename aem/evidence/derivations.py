@@ -17,15 +17,16 @@ by name so a bench can measure what each one adds.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import cached_property
 
 from aem.compare.extract import StatedValue, extract_claims
 from aem.compare.numbers import parse_number
 from aem.compare.settings import CompareSettings
-from aem.evidence.arithmetic import written_result
+from aem.evidence.arithmetic import shown_number, value_of, written_result
+from aem.evidence.rules import Rule, RuleTable
 from aem.evidence.values import (
     LABEL_BEFORE,
     LABEL_REACH,
@@ -68,6 +69,8 @@ _EQUATION = re.compile(
     r"(?P<a>[$€£¥]?\d[\d,.]*)\s*(?:\([^)\n]{0,40}\)\s*)?(?P<op>[-−+×x*/])\s*"
     r"(?P<b>[$€£¥]?\d[\d,.]*)\s*(?:\([^)\n]{0,40}\)\s*)?=\s*$"
 )
+# An operand or bracket just before a two-operand match: the expression is longer.
+_MORE_OPERANDS = re.compile(r"(?:[-−+×x*/(]|\d)\s*$")
 _CUE_BEFORE = 80
 _CUE_AFTER = 40
 _HEADER_LINES = 8
@@ -197,25 +200,18 @@ def claim_in(
 @dataclass(frozen=True, slots=True)
 class Refuted:
     """Arithmetic the claim's own text writes out, and which does not hold: no other
-    derivation may then explain the claim (it was worked out, and worked out wrong)."""
+    derivation may then explain the claim (it was worked out, and worked out wrong).
+    ``gives`` is what the arithmetic does give, for the quote."""
 
     written: str
+    gives: str = "another value"
 
 
 Explanation = str | Refuted | None
-
-
-@dataclass(frozen=True, slots=True)
-class Derivation:
-    """One way a stated number may be worked out: ``explain`` quotes how (``"$295 = $105
-    + $190 from its own text (total)"``), or says it does not apply (None), or that the
-    claim's written arithmetic is wrong (:class:`Refuted`). ``found_on`` names the
-    development sets the rule was found on (``tau-bench``, ``whowhen``, ``perturbation``
-    for ``bench/support``; ``unknown`` where the history does not say)."""
-
-    name: str
-    found_on: tuple[str, ...]
-    explain: Callable[[ValueClaim], Explanation]
+# One way a stated number may be worked out: ``apply`` quotes how (``"$295 = $105 + $190
+# from its own text (total)"``), or says it does not apply (None), or that the claim's
+# written arithmetic is wrong (:class:`Refuted`).
+Derivation = Rule[ValueClaim, str | Refuted]
 
 
 # --- cues and operands ---------------------------------------------------------------------
@@ -380,20 +376,31 @@ def per_unit_product(claim: ValueClaim) -> Explanation:
 
 
 # --- arithmetic the answer writes out ----------------------------------------------------
-def equation(claim: ValueClaim) -> Explanation:
-    """The claim as the result of two-operand arithmetic written just before it
-    (``a op b = claim``): checked, not searched — wrong arithmetic is :class:`Refuted`.
+def written_arithmetic(claim: ValueClaim) -> Explanation:
+    """The claim as the result of arithmetic the answer writes out just before its ``=``
+    on its line: two operands with a note each, or any number of operands, plain or LaTeX
+    (:func:`aem.evidence.arithmetic.written_result`). Checked, not searched: a result its
+    own arithmetic does not give is :class:`Refuted`. The one rule of written arithmetic:
+    bindings and ``worked_out_wrong`` read its refutations.
 
-    >>> equation(claim_in("Both legs: $105 + $190 = $295.", "$295"))
+    >>> written_arithmetic(claim_in("Both legs: $105 (outbound) + $190 (return) = $295.", "$295"))
     '$295 = $105 + $190 from its own text (written out)'
-    >>> equation(claim_in("Both legs: $105 + $190 = $305.", "$305"))
-    Refuted(written='$105 + $190')
+    >>> written_arithmetic(claim_in("Both legs: $105 + $190 = $305.", "$305"))
+    Refuted(written='$105 + $190', gives='295')
+    >>> written_arithmetic(claim_in(r"Mean: \\frac{12.5 + 15.0}{2} = 13.75", "13.75"))
+    '13.75 = ((12.5 + 15.0)/2) (written out)'
     """
+    return _two_operands(claim) or _any_operands(claim)
+
+
+def _two_operands(claim: ValueClaim) -> Explanation:
+    """``a op b = claim``, each operand perhaps followed by a note in brackets."""
     text, start = claim.text, claim.value.start
     line_start = text.rfind("\n", 0, start) + 1
-    found = _EQUATION.search(text[max(line_start, start - 80) : start])
-    if found is None:
-        return None
+    window = text[max(line_start, start - 80) : start]
+    found = _EQUATION.search(window)
+    if found is None or _MORE_OPERANDS.search(window[: found.start()]):
+        return None  # "105 + 190 + 3 =": the many-operand reading's
     a, b = (parse_number(found[k], claim.settings.ambiguous_comma) for k in ("a", "b"))
     if a is None or b is None:
         return None
@@ -406,23 +413,18 @@ def equation(claim: ValueClaim) -> Explanation:
     }
     written = f"{found['a']} {op} {found['b']}"
     if not abs(results[op] - claim.number) <= claim.tolerance:  # a division by 0 is NaN
-        return Refuted(written)
+        return Refuted(written, shown_number(results[op]))
     return f"{claim.value.raw} = {written} from its own text (written out)"
 
 
-def written_arithmetic(claim: ValueClaim) -> Explanation:
-    """The claim as the result of arithmetic the answer writes out on its line with any
-    number of operands, plain or LaTeX (:func:`aem.evidence.arithmetic.written_result`);
-    a result that does not equal its expression is :class:`Refuted`.
-
-    >>> written_arithmetic(claim_in(r"Mean: \\frac{12.5 + 15.0}{2} = 13.75", "13.75"))
-    '13.75 = ((12.5 + 15.0)/2) (written out)'
-    """
+def _any_operands(claim: ValueClaim) -> Explanation:
+    """Any number of operands, plain or LaTeX, on the claim's line."""
     shown = written_result(claim.text, claim.value.start, claim.number, claim.tolerance)
     if shown is None:
         return None
     if not (shown.holds and shown.expression):
-        return Refuted(shown.expression)
+        worked = value_of(shown.expression) if shown.expression else None
+        return Refuted(shown.expression, shown_number(worked))
     return f"{claim.value.raw} = {shown.expression} (written out)"
 
 
@@ -688,62 +690,46 @@ def _counts(text: str, own: Sequence[StatedValue]) -> set[int]:
 # Each comment names the commits that made the rule and what they measured it on. What
 # the records hold beside their values (a calculator's intermediate results, a time
 # written "+1" moving its record to the next day) is read in aem.evidence.values.
-DERIVATIONS: tuple[Derivation, ...] = (
-    # a9246cb: the one value-support rule (perturbation bench, tau-bench false pass 2.7 %
-    # -> 0.9 %).
-    Derivation("list_count", ("tau-bench", "perturbation"), list_count),
-    Derivation("per_unit_product", ("tau-bench", "perturbation"), per_unit_product),
-    # dbe650c: written-out arithmetic checked, not searched; made with bench/support.
-    Derivation("equation", ("perturbation",), equation),
-    # b9a4dd5: a Who&When member that showed its working (LaTeX, n operands) failed.
-    Derivation("written_arithmetic", ("whowhen",), written_arithmetic),
-    # 83dcabd: a tau-bench booking's 'Credit card: $171' of $299; perturbation bench false
-    # fail 2/76 -> 1/76.
-    Derivation("split_share", ("tau-bench", "perturbation"), split_share),
-    # a9246cb (06ea3d6 made both linear in Who&When's long texts; no verdict changed).
-    Derivation("listed_total", ("tau-bench", "perturbation"), listed_total),
-    Derivation("labelled_total", ("tau-bench", "perturbation"), labelled_total),
-    # a9246cb; ea115d9: only the rows the answer names (bench/support, tau-bench).
-    Derivation("column_total", ("tau-bench", "perturbation"), column_total),
-    # dbe650c (as a pair), a9246cb; 3f8121b: paying is no difference (bench/support, tau).
-    Derivation("difference", ("tau-bench", "perturbation"), difference),
-    # 93c9207: from the last tau-bench misses ('$201 remaining' of a certificate's 500).
-    Derivation("balance", ("tau-bench",), balance),
-    # dbe650c; f30bdcd: labelled counts, no Markdown bold (bench/support's false passes);
-    # 1a88758: "Number of passengers: 3 … Total: $150" (tau-bench dev slice).
-    Derivation("scaled", ("tau-bench", "perturbation"), scaled),
+DERIVATIONS: RuleTable[ValueClaim, str | Refuted] = RuleTable(
+    "derivations",
+    (
+        # a9246cb: the one value-support rule (perturbation bench, tau-bench false pass 2.7 %
+        # -> 0.9 %).
+        Rule("list_count", ("tau-bench", "perturbation"), list_count),
+        Rule("per_unit_product", ("tau-bench", "perturbation"), per_unit_product),
+        # dbe650c: written-out arithmetic checked, not searched; made with bench/support;
+        # b9a4dd5: n operands, LaTeX (a Who&When member that showed its working failed).
+        # One rule: it derives a result or refutes it (bindings read the refutation).
+        Rule("written_arithmetic", ("perturbation", "whowhen"), written_arithmetic),
+        # 83dcabd: a tau-bench booking's 'Credit card: $171' of $299; perturbation bench false
+        # fail 2/76 -> 1/76.
+        Rule("split_share", ("tau-bench", "perturbation"), split_share),
+        # a9246cb (06ea3d6 made both linear in Who&When's long texts; no verdict changed).
+        Rule("listed_total", ("tau-bench", "perturbation"), listed_total),
+        Rule("labelled_total", ("tau-bench", "perturbation"), labelled_total),
+        # a9246cb; ea115d9: only the rows the answer names (bench/support, tau-bench).
+        Rule("column_total", ("tau-bench", "perturbation"), column_total),
+        # dbe650c (as a pair), a9246cb; 3f8121b: paying is no difference (bench/support, tau).
+        Rule("difference", ("tau-bench", "perturbation"), difference),
+        # 93c9207: from the last tau-bench misses ('$201 remaining' of a certificate's 500).
+        Rule("balance", ("tau-bench",), balance),
+        # dbe650c; f30bdcd: labelled counts, no Markdown bold (bench/support's false passes);
+        # 1a88758: "Number of passengers: 3 … Total: $150" (tau-bench dev slice).
+        Rule("scaled", ("tau-bench", "perturbation"), scaled),
+    ),
 )
-_NAMES = tuple(d.name for d in DERIVATIONS)
-_switched_off: frozenset[str] = frozenset()
 
 
 def disabled(names: Iterable[str]) -> AbstractContextManager[None]:
     """Derivations ``names`` switched off inside a ``with`` block, for an ablation bench:
-    a value only they derive is unsupported there. Unknown names raise ValueError at
-    once, listing the valid ones.
+    a value only they derive is unsupported there (:meth:`RuleTable.disabled`).
 
     >>> claim = claim_in("Your trip costs $295 in total.", "$295", '{"p": [105, 190]}')
     >>> with disabled(["column_total"]):
     ...     derive(claim.value, claim.text, claim.own, claim.seen, claim.settings) is None
     True
     """
-    wanted = frozenset(names)
-    unknown = sorted(wanted.difference(_NAMES))
-    if unknown:
-        raise ValueError(f"unknown derivations {unknown}; valid: {', '.join(_NAMES)}")
-    return _switching_off(wanted)
-
-
-@contextmanager
-def _switching_off(names: frozenset[str]) -> Iterator[None]:
-    """``names`` off (besides any already off) until the block ends, however it ends."""
-    global _switched_off
-    before = _switched_off
-    _switched_off = before | names
-    try:
-        yield
-    finally:
-        _switched_off = before
+    return DERIVATIONS.disabled(names)
 
 
 def derive(
@@ -765,13 +751,11 @@ def derive(
     """
     if claim.kind != "number":
         return None
-    asked = ValueClaim.of(claim, text, own, seen, settings)
-    for derivation in DERIVATIONS:
-        if derivation.name in _switched_off:
-            continue
-        how = derivation.explain(asked)
-        if isinstance(how, Refuted):
-            return None
-        if how is not None:
-            return how
-    return None
+    found = explain(ValueClaim.of(claim, text, own, seen, settings))
+    return found[1] if found is not None and isinstance(found[1], str) else None
+
+
+def explain(claim: ValueClaim) -> tuple[str, str | Refuted] | None:
+    """The first active derivation's answer for ``claim`` with its name: how the claim is
+    worked out, or its written arithmetic refuted (no later rule may then explain it)."""
+    return DERIVATIONS.first(claim)

@@ -32,13 +32,13 @@ import numpy as np
 from aem.compare.core import SemanticComparator
 from aem.compare.extract import StatedValue, extract_claims
 from aem.compare.settings import CompareSettings
-from aem.evidence.bindings import contradiction, worked_out_wrong
+from aem.evidence.bindings import worked_out_wrong
 from aem.evidence.claimed_success import reports_done
 from aem.evidence.claims import words
 from aem.evidence.grounding import Grounding, Passage
 from aem.evidence.polarity import negation_differs, restriction_added
 from aem.evidence.stems import content_stems, stem
-from aem.evidence.support import ValueSupport, support_value
+from aem.evidence.support import ValueVerdict, judge_value
 from aem.vocabulary import (
     MONTH_ABBREVIATIONS_EN,
     MONTH_NUMBERS,
@@ -106,8 +106,9 @@ def value_supported(
     value: StatedValue, grounding: Grounding, settings: CompareSettings, slack: int = 0
 ) -> bool:
     """``value`` is in the context, or not worth checking: the one value-support rule
-    (:func:`aem.evidence.support.support_value`) without a claim's words to derive from."""
-    return not support_value(value, grounding.values, settings, date_slack_days=slack).fails
+    (:func:`aem.evidence.support.judge_value`) without a claim's words to derive from."""
+    verdict = judge_value(value, grounding.values, settings, date_slack_days=slack)
+    return not verdict.open
 
 
 @dataclass(frozen=True)
@@ -131,8 +132,8 @@ def claim_value_support(
     settings: CompareSettings,
     answer: Answer,
     slack: int = 0,
-) -> ValueSupport:
-    """The one rule's verdict on ``value`` (stated in ``claim``), read in the whole
+) -> ValueVerdict:
+    """The one value verdict on ``value`` (stated in ``claim``), read in the whole
     answer when the claim can be found in it — so a total may sum amounts the answer
     listed in earlier sentences, and a count see the noun after it."""
     offset = answer.text.find(claim)
@@ -141,8 +142,14 @@ def claim_value_support(
     else:
         text, own = answer.text, answer.values
         moved = replace(value, start=value.start + offset, end=value.end + offset)
-    return support_value(
-        moved, grounding.values, settings, text=text, own=own, date_slack_days=slack
+    return judge_value(
+        moved,
+        grounding.values,
+        settings,
+        text=text,
+        own=own,
+        calls=grounding.calls,
+        date_slack_days=slack,
     )
 
 
@@ -153,18 +160,18 @@ def _missing_value(
     comparator: SemanticComparator,
     slack: int,
     answer: Answer | None = None,
-) -> ValueSupport | None:
-    """The verdict on the first value of ``claim`` the one rule does not support — a
+) -> ValueVerdict | None:
+    """The verdict on the first value of ``claim`` the one verdict leaves open — a
     contradicted one before any unsupported one: a value not worth checking (a small
     integer that counts nothing) is no proof either way, exactly as for
     ``correctness.truthfulness``."""
     answer = answer or Answer(claim, values)
-    first: ValueSupport | None = None
+    first: ValueVerdict | None = None
     for value in values:
         verdict = claim_value_support(value, claim, grounding, comparator.settings, answer, slack)
         if verdict.status == "contradicted":
             return verdict
-        if verdict.fails and first is None:
+        if verdict.open and first is None:
             first = verdict
     return first
 
@@ -484,9 +491,8 @@ def _decided(
         claim, values, grounding, comparator, thresholds.date_slack_days, answer
     )
     if missing is not None:
-        bound = _bound(missing, claim, values, grounding, comparator.settings)
         return values, lambda score, passage: _missing_check(
-            claim, bound, score, passage, grounding, thresholds
+            claim, missing, score, passage, grounding, thresholds
         )
     missing_name = _missing_name(_without_values(claim, values), grounding)
     if missing_name is not None:
@@ -528,26 +534,6 @@ def _by_passage(
     return ClaimCheck(claim, ClaimStatus.UNVERIFIED, score, passage, why)
 
 
-def _bound(
-    missing: ValueSupport,
-    claim: str,
-    values: list[StatedValue],
-    grounding: Grounding,
-    settings: CompareSettings,
-) -> ValueSupport:
-    """An unsupported value that a source binds another value to
-    (:func:`aem.evidence.bindings.contradiction`) is contradicted; else left as it is."""
-    if missing.status != "unsupported":
-        return missing
-    value = next((v for v in values if v.raw == missing.value.raw), None)
-    if value is None:
-        return missing
-    bound = contradiction(value, claim, grounding.calls, settings, grounding.values.ids)
-    if bound is None:
-        return missing
-    return replace(missing, status="contradicted", quote=bound.quote, closest=bound.bound)
-
-
 def _name_check(
     claim: str,
     missing: MissingName,
@@ -583,7 +569,7 @@ def _unsupported_status(grounding: Grounding, thresholds: Thresholds) -> ClaimSt
 
 def _missing_check(
     claim: str,
-    missing: ValueSupport,
+    missing: ValueVerdict,
     score: float,
     passage: Passage,
     grounding: Grounding,

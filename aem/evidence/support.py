@@ -1,28 +1,30 @@
-"""Whether a stated value is supported by what the turn saw: the one verdict.
+"""Whether a stated value is supported by what the turn saw: the one value verdict.
 
-Used by ``correctness.truthfulness`` and ``groundedness``: a number, date or id that a
+Used by ``correctness.truthfulness``, ``groundedness`` and ``refusal``: a number, date or id that a
 reasoning or answer turn states must appear in what that turn could see — its model input
 (user messages, system prompt, history), the results of tool calls among its ancestors in
 the turn graph, the documents of ancestor retrievals — or in the case's facts. What a text
 states and what a record holds is read in :mod:`aem.evidence.values`; how a value is
-worked out from seen ones, in :mod:`aem.evidence.derivations`. This module weighs them
-into one :class:`ValueSupport` and re-exports the names other modules import from here.
+worked out from seen ones, in :mod:`aem.evidence.derivations`; what binds it to another
+value, in :mod:`aem.evidence.bindings`. :func:`judge_value` weighs them into one
+:class:`ValueVerdict` naming the rule that decided; this module also re-exports the names
+other modules import from here.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from aem.compare.extract import StatedValue
 from aem.compare.settings import CompareSettings
-from aem.evidence.derivations import Cue, aggregate_cue, derive
+from aem.evidence.bindings import Call, Stated, bound_by
+from aem.evidence.derivations import Cue, ValueClaim, aggregate_cue, derive, explain
 from aem.evidence.values import (
     _ARITHMETIC,
     _MAY_HOLD_ARITHMETIC,
-    LABEL_BEFORE,
     IndexedSeenValues,
     Quantity,
     SeenValues,
@@ -47,9 +49,9 @@ __all__ = [
     "IndexedSeenValues",
     "Quantity",
     "SeenValues",
-    "SupportStatus",
     "ValueIndex",
-    "ValueSupport",
+    "ValueStatus",
+    "ValueVerdict",
     "aggregate_cue",
     "arithmetic_results",
     "counted_noun",
@@ -57,69 +59,90 @@ __all__ = [
     "day_without_year",
     "derive",
     "is_distinctive",
+    "judge_value",
     "keyed_quantities",
     "list_lengths",
     "near_any",
     "said_at_boundary",
-    "support_value",
 ]
 
-SupportStatus = Literal["supported", "contradicted", "unsupported", "not checkable"]
+ValueStatus = Literal["supported", "derived", "contradicted", "unverified", "not checkable"]
 
 
 @dataclass(frozen=True, slots=True)
-class ValueSupport:
-    """What the context says of one stated value.
+class ValueVerdict:
+    """What the sources say of one stated value, and the rule that decided it.
 
-    ``how`` (when supported): ``verbatim`` (said as such), ``tolerance`` (equal after
-    normalisation, within the tolerances) or ``derived`` (``quote`` holds the
-    derivation); ``quote`` of a contradiction is the record's other value for the same
-    key; ``closest`` of an unsupported value is the nearest candidate of its kind.
+    ``status``: ``supported`` (said by a source: ``rule`` is ``verbatim`` or
+    ``tolerance``), ``derived`` (worked out from what the turn saw: ``rule`` names the
+    derivation, ``quote`` shows it), ``contradicted`` (a source binds another value to the
+    same thing: ``rule`` names the binding, ``quote`` is the source's value), ``unverified``
+    (nothing supports or contradicts it: a suspect; ``closest`` is the nearest candidate
+    of its kind), ``not checkable`` (not worth checking: ``quote`` says why).
     """
 
     value: StatedValue
-    status: SupportStatus
-    how: Literal["verbatim", "tolerance", "derived"] | None = None
+    status: ValueStatus
+    rule: str = ""
     quote: str = ""
     closest: str | None = None
 
     @property
-    def fails(self) -> bool:
-        """A value a reviewer can check is wrong: contradicted or unsupported."""
-        return self.status in ("contradicted", "unsupported")
+    def open(self) -> bool:
+        """Neither supported nor set aside: contradicted, or a suspect."""
+        return self.status in ("contradicted", "unverified")
+
+    def proves(self, unsupported_fails: bool) -> bool:
+        """Whether the value fails its turn: a contradiction always; a suspect only where
+        the team asks unsupported values to fail (``[verdicts] unsupported = "fail"``) —
+        the one place that setting acts on a value."""
+        return self.status == "contradicted" or (self.status == "unverified" and unsupported_fails)
 
 
-def support_value(
+def judge_value(
     value: StatedValue,
     seen: SeenValues,
     settings: CompareSettings,
     *,
     text: str = "",
     own: Iterable[StatedValue] = (),
+    calls: Sequence[Call] = (),
     date_slack_days: int = 0,
-) -> ValueSupport:
-    """The one value-support rule of truthfulness and groundedness: whether ``value``
-    (stated in ``text``, whose values are ``own``) is worth checking
-    (:func:`is_distinctive`), said in what the turn saw (:meth:`SeenValues.supports`:
-    a date with a year matches its year, a long digit run matches digit for digit,
-    values match at token boundaries), produced by the records (:func:`derive`), given
-    otherwise by a record under the same key (contradicted), or none of these."""
+) -> ValueVerdict:
+    """The one value verdict of truthfulness, groundedness and refusal on ``value``
+    (stated in ``text``, whose values are ``own``), from plain data: what the turn saw
+    (``seen``) and the calls that ran. In order: not worth checking
+    (:func:`is_distinctive`; a count of what nothing lists); said in what the turn saw
+    (:meth:`SeenValues.supports`: a date with a year matches its year, a long digit run
+    matches digit for digit, values match at token boundaries); worked out, or its written
+    arithmetic refuted (:data:`aem.evidence.derivations.DERIVATIONS`); bound to another
+    value by a source (:data:`aem.evidence.bindings.BINDINGS`); else unverified."""
     if not is_distinctive(value, text):
-        return ValueSupport(value, "not checkable", quote="not distinctive")
+        return ValueVerdict(value, "not checkable", "distinctive", "not distinctive")
     noun = counted_noun(value, text)
     if noun is not None and _counts_checkable(value) and not _enumerated(noun, seen, text):
-        return ValueSupport(value, "not checkable", quote=f"nothing the turn saw lists {noun}")
+        why = f"nothing the turn saw lists {noun}"
+        return ValueVerdict(value, "not checkable", "enumerated", why)
     if seen.supports(value, settings, date_slack_days=date_slack_days):
         text_seen = seen.text_at_hand()
         verbatim = text_seen is not None and said_at_boundary(value.raw.lower(), text_seen)
-        return ValueSupport(value, "supported", "verbatim" if verbatim else "tolerance")
-    how = derive(value, text, own, seen, settings)
-    if how is not None:
-        return ValueSupport(value, "supported", "derived", quote=how)
-    other = _same_key_value(value, text, seen)
-    if other is not None:
-        return ValueSupport(value, "contradicted", quote=other, closest=other)
-    return ValueSupport(value, "unsupported", closest=seen.closest(value))
+        return ValueVerdict(value, "supported", "verbatim" if verbatim else "tolerance")
+    own = tuple(own)
+    if value.kind == "number":
+        found = explain(ValueClaim.of(value, text, own, seen, settings))
+        if found is not None:
+            rule, how = found
+            if isinstance(how, str):
+                return ValueVerdict(value, "derived", rule, how)
+            quote = (
+                f"the arithmetic it writes ({how.written}) gives {how.gives} (written arithmetic)"
+            )
+            return ValueVerdict(value, "contradicted", rule, quote, how.gives)
+    bound = bound_by(Stated.of(value, text, calls, settings, seen.ids, seen))
+    if bound is not None:
+        rule, wrong = bound
+        return ValueVerdict(value, "contradicted", rule, wrong.quote, wrong.bound)
+    return ValueVerdict(value, "unverified", closest=seen.closest(value))
 
 
 def _counts_checkable(value: StatedValue) -> bool:
@@ -141,20 +164,3 @@ def _enumerated(noun: str, seen: SeenValues, text: str) -> bool:
             return True  # a result that is a list: its rows are what the answer counts
     per_unit = re.compile(rf"\b{re.escape(noun_stem(noun))}\w*\s+(?:per|each|for each)\b")
     return bool(per_unit.search(seen.text) or per_unit.search(text.lower()))
-
-
-def _same_key_value(value: StatedValue, text: str, seen: SeenValues) -> str | None:
-    """The value a record gives under the key the claim states ``value`` under ("Total
-    price: $503" against ``"total_price": 480``) — only when the record has that key
-    once, so it is the same thing, not another row's."""
-    if value.kind != "number" or not text:
-        return None
-    line_start = text.rfind("\n", 0, value.start) + 1
-    found = LABEL_BEFORE.search(text[line_start : value.start])
-    if found is None:
-        return None
-    label = re.sub(r"\W+", "_", found.group("label").strip().lower())
-    same = [q for q in seen.quantities if q.key and q.key.rsplit(".", 1)[-1].lower() == label]
-    if len(same) != 1:
-        return None
-    return f"{same[0].key} = {same[0].raw} in {same[0].source}"

@@ -41,10 +41,10 @@ from aem.evidence import (
     grounding_of,
     has_cue,
     is_claim,
+    judge_value,
     offers_help,
     sentence_pieces,
     strip_citations,
-    support_value,
 )
 from aem.judges.base import JudgeConfigError
 from aem.metrics import judged
@@ -123,11 +123,11 @@ def _invented_value(
     settings = context.services.compare
     strict = context.services.verdicts.unsupported_fails
     for value in extract_claims(strip_citations(turn.text or ""), settings):
-        verdict = support_value(value, grounding.values, settings)
-        if not verdict.fails:
+        verdict = judge_value(value, grounding.values, settings)
+        if not verdict.open:
             continue
         evidence = [Evidence(span_id=turn.span_ids[0], field="value", actual=value.raw)]
-        if verdict.status == "contradicted" or grounding.documents > 0 or strict:
+        if verdict.proves(strict) or grounding.documents > 0:
             return result(
                 NAME,
                 turn,

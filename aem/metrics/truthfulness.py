@@ -32,12 +32,11 @@ from aem.evidence import (
     ClaimedSuccess,
     RelativePeriod,
     claimed_successes,
-    contradiction,
     day_of_session,
     is_distinctive,
+    judge_value,
     near_miss,
     relative_periods,
-    support_value,
     unrecovered_failures,
     worked_out_wrong,
 )
@@ -273,7 +272,7 @@ class Truthfulness(BaseMetric[TruthfulnessSettings]):
         settled: set[str] = frozenset(),  # type: ignore[assignment]
     ) -> _Support:
         """Stated values the one value-support rule
-        (:func:`aem.evidence.support.support_value`) does not support, split into those a
+        (:func:`aem.evidence.judge_value`) does not support, split into those a
         source binds another value to (:mod:`aem.evidence.bindings`: proof) and those
         nothing supports nor contradicts (doubts); or why those cannot be judged."""
         text = turn.text or ""
@@ -287,22 +286,23 @@ class Truthfulness(BaseMetric[TruthfulnessSettings]):
         seen = context.seen(turn)
         settings = context.services.compare
         slack = self.settings.support_date_slack_days
+        calls = _calls_seen(context, turn)
         for value in candidates:
-            verdict = support_value(
-                value, seen.values, settings, text=text, own=own, date_slack_days=slack
+            verdict = judge_value(
+                value,
+                seen.values,
+                settings,
+                text=text,
+                own=own,
+                calls=calls,
+                date_slack_days=slack,
             )
-            if verdict.how == "derived":
+            if verdict.status == "derived":
                 found.derived.append(verdict.quote)
             elif verdict.status == "contradicted":
                 found.contradicted.append(_proof(turn, value.raw, verdict.quote))
-            elif verdict.fails:
-                bound = contradiction(
-                    value, text, _calls_seen(context, turn), settings, seen.values.ids
-                )
-                if bound is not None:
-                    found.contradicted.append(_proof(turn, value.raw, bound.quote))
-                else:
-                    found.missing.append(_doubt(turn, value.raw, verdict.closest))
+            elif verdict.status == "unverified":
+                found.missing.append(_doubt(turn, value.raw, verdict.closest))
         if found.missing and seen.blind is not None:
             found.missing = []
             found.blind = f"cannot judge unsupported values: {seen.blind}"

@@ -1,6 +1,7 @@
-"""Leave one set out: does each value derivation earn its place beyond the set it came from.
+"""Leave one set out: does each value rule earn its place beyond the set it came from.
 
-Why: every derivation of AEM's evidence (``aem.evidence.derivations.DERIVATIONS``) was
+Why: every derivation and binding of AEM's evidence (``aem.evidence.derivations.DERIVATIONS``,
+``aem.evidence.bindings.BINDINGS``) was
 written for sessions of some set (its ``found_on``). A rule fitted to what one looked at
 can only help there — the gain is the fit, not the rule. Here each rule is switched off
 in turn (``disabled``, in this process) and the sets are scored again: a rule *keeps its
@@ -44,7 +45,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -272,6 +273,35 @@ def as_json(a: Ablation) -> dict[str, Any]:
     }
 
 
+def evidence_rules() -> dict[str, Any]:
+    """Every rule of the two evidence tables by name — the derivations, then the bindings.
+    A name in both (``written_arithmetic``: one rule that derives or refutes) is one rule."""
+    from aem.evidence.bindings import BINDINGS
+    from aem.evidence.derivations import DERIVATIONS
+
+    rules: dict[str, Any] = {}
+    for table in (DERIVATIONS, BINDINGS):
+        for rule in table.rules:
+            rules.setdefault(rule.name, rule)
+    return rules
+
+
+@contextmanager
+def disabled(names: list[str]) -> Iterator[None]:
+    """``names`` switched off in every evidence table that has them."""
+    from aem.evidence.bindings import BINDINGS
+    from aem.evidence.derivations import DERIVATIONS
+
+    tables = (DERIVATIONS, BINDINGS)
+    unknown = [n for n in names if not any(n in t.names for t in tables)]
+    if unknown:
+        raise ValueError(f"unknown rules {unknown}")
+    with ExitStack() as stack:
+        for table in tables:
+            stack.enter_context(table.disabled([n for n in names if n in table.names]))
+        yield
+
+
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=None, help=f"the development sets (or ${ENV})")
@@ -279,7 +309,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--sets", default=",".join(DEFAULT_SETS), help=f"a subset of {','.join(SETS)}"
     )
-    parser.add_argument("--rules", default="", help="derivation names (default: every one)")
+    parser.add_argument(
+        "--rules", default="", help="derivation or binding names (default: every one)"
+    )
     return parser.parse_args(argv)
 
 
@@ -298,14 +330,12 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(data, str):
         print(data, file=sys.stderr)
         return 2
-    from aem.evidence.derivations import DERIVATIONS, disabled
-
-    known = [d.name for d in DERIVATIONS]
-    missing = [n for n in wanted if n not in known]
+    table = evidence_rules()
+    missing = [n for n in wanted if n not in table]
     if missing:
-        print(f"unknown rule(s) {', '.join(missing)}; known: {', '.join(known)}", file=sys.stderr)
+        print(f"unknown rule(s) {', '.join(missing)}; known: {', '.join(table)}", file=sys.stderr)
         return 2
-    rules = [d for d in DERIVATIONS if not wanted or d.name in wanted]
+    rules = [rule for name, rule in table.items() if not wanted or name in wanted]
     ablations = list(run_all(names, data, rules, disabled))
     render(ablations)
     if args.json:

@@ -15,7 +15,7 @@ from aem.evidence.derivations import (
     derive,
     disabled,
 )
-from aem.evidence.support import support_value
+from aem.evidence.support import judge_value
 
 FLIGHTS = json.dumps({"flights": [{"id": "HAT1", "price": 105}, {"id": "HAT2", "price": 190}]})
 WALLET = ("t1 wallet result", '{"voucher": {"amount": 90}}')
@@ -29,8 +29,6 @@ EXAMPLES: dict[str, ValueClaim] = {
     "per_unit_product": claim_in(
         "For 2 passengers you get 4 free bags.", "4", "You may check 2 free bags per passenger."
     ),
-    # Operands with a note each: arithmetic only the two-operand reading sees.
-    "equation": claim_in("Both legs: $105 (outbound) + $190 (return) = $295.", "$295"),
     "written_arithmetic": claim_in(r"Mean: \frac{12.5 + 15.0}{2} = 13.75", "13.75"),
     "split_share": claim_in("Payment:\n- Voucher: €90\n- Card: €150", "€150", WALLET, PRICE),
     "listed_total": claim_in("Fares: $177, $146 and $180. The total is $503.", "$503"),
@@ -51,36 +49,44 @@ def _derived(claim: ValueClaim) -> str | None:
 
 
 def _status(claim: ValueClaim) -> str:
-    verdict = support_value(claim.value, claim.seen, claim.settings, text=claim.text, own=claim.own)
+    verdict = judge_value(claim.value, claim.seen, claim.settings, text=claim.text, own=claim.own)
     return verdict.status
 
 
 def test_names_are_unique_and_each_says_where_it_was_found() -> None:
-    names = [d.name for d in DERIVATIONS]
+    names = list(DERIVATIONS.names)
     assert len(names) == len(set(names))
-    sets = {"tau-bench", "whowhen", "ragtruth", "perturbation", "instrumented", "unknown"}
-    for derivation in DERIVATIONS:
+    sets = {
+        "tau-bench",
+        "whowhen",
+        "ragtruth",
+        "perturbation",
+        "instrumented",
+        "domains",
+        "unknown",
+    }
+    for derivation in DERIVATIONS.rules:
         assert derivation.found_on and set(derivation.found_on) <= sets, derivation.name
-        assert derivation.explain.__doc__ and ">>>" in derivation.explain.__doc__
+        assert derivation.apply.__doc__ and ">>>" in derivation.apply.__doc__
 
 
-@pytest.mark.parametrize("derivation", DERIVATIONS, ids=lambda d: d.name)
+@pytest.mark.parametrize("derivation", DERIVATIONS.rules, ids=lambda d: d.name)
 def test_every_derivation_is_reachable(derivation: Derivation) -> None:
     """Each entry explains its example through derive() — no entry before it does — and
     switched off, the value is no longer supported."""
     name = derivation.name
     claim = EXAMPLES[name]
-    how = derivation.explain(claim)
+    how = derivation.apply(claim)
     assert isinstance(how, str) and how.startswith(f"{claim.value.raw} = ")
     assert _derived(claim) == how
-    assert _status(claim) == "supported"
+    assert _status(claim) == "derived"
     with disabled([name]):
         assert _derived(claim) is None
-        assert _status(claim) == "unsupported"
+        assert _status(claim) == "unverified"
 
 
 def test_the_examples_cover_the_table() -> None:
-    assert set(EXAMPLES) == {d.name for d in DERIVATIONS}
+    assert set(EXAMPLES) == set(DERIVATIONS.names)
 
 
 def test_disabled_restores_the_table_after_the_block_however_it_ends() -> None:
@@ -99,15 +105,28 @@ def test_an_unknown_name_raises_listing_the_valid_ones() -> None:
     with pytest.raises(ValueError, match="column_total") as raised:
         disabled(["column_totals"])
     assert "column_totals" in str(raised.value)
-    assert all(d.name in str(raised.value) for d in DERIVATIONS)
+    assert all(name in str(raised.value) for name in DERIVATIONS.names)
 
 
 def test_written_arithmetic_that_does_not_hold_derives_nothing() -> None:
     """A claim the answer works out wrongly is not rescued by another rule: $305 is the
     total of the column, but the answer wrote $105 + $190 = $305. With both
-    written-arithmetic rules off, the column total explains it."""
+    written-arithmetic rule off, the column total explains it."""
     rows = json.dumps({"flights": [{"id": "HAT1", "price": 105}, {"id": "HAT2", "price": 200}]})
     claim = claim_in("The total is $105 + $190 = $305.", "$305", ("t1 result", rows))
     assert _derived(claim) is None
-    with disabled(["equation", "written_arithmetic"]):
+    with disabled(["written_arithmetic"]):
         assert "105 + 200" in (_derived(claim) or "")
+
+
+def test_written_arithmetic_is_one_rule_for_notes_many_operands_and_refutation() -> None:
+    """Two operands with a note each, many operands, and a wrong result: one rule reads
+    all three, and a refutation names what the arithmetic gives."""
+    noted = claim_in("Both legs: $105 (outbound) + $190 (return) = $295.", "$295")
+    assert _derived(noted) == "$295 = $105 + $190 from its own text (written out)"
+    many = claim_in("Three legs: 105 + 190 + 3 = 298.", "298")
+    assert _derived(many) == "298 = 105 + 190 + 3 (written out)"
+    wrong = claim_in("Three legs: 105 + 190 + 3 = 305.", "305")
+    assert _status(wrong) == "contradicted"
+    with disabled(["written_arithmetic"]):
+        assert _status(wrong) == "unverified"

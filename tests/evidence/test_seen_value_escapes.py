@@ -10,7 +10,7 @@ import json
 
 from aem.compare.extract import extract_claims
 from aem.compare.settings import CompareSettings
-from aem.evidence import SeenValues, support_value
+from aem.evidence import SeenValues, judge_value
 from aem.evidence.values import plain_text
 
 SETTINGS = CompareSettings()
@@ -21,13 +21,13 @@ def _status(*seen: str | tuple[str, str]) -> str:
     values = extract_claims(ANSWER, SETTINGS)
     (value,) = [v for v in values if v.raw.startswith("435")]
     evidence = SeenValues.gather(seen, SETTINGS)
-    return support_value(value, evidence, SETTINGS, text=ANSWER, own=values).status
+    return judge_value(value, evidence, SETTINGS, text=ANSWER, own=values).status
 
 
 def test_an_escaped_letter_is_no_number() -> None:
     escaped = json.dumps({"note": "цена не указана"})
     assert "\\u0435" in escaped
-    assert _status(("t1 get_price result", escaped)) == "unsupported"
+    assert _status(("t1 get_price result", escaped)) == "unverified"
     assert 435.0 not in SeenValues.gather([escaped], SETTINGS).numbers
     assert _status(("t1 get_price result", '{"price": 435}')) == "supported"
 
@@ -37,7 +37,7 @@ def test_escapes_inside_a_json_string_holding_json_are_decoded_too() -> None:
     inner = json.dumps({"note": "цена не указана"})
     history = json.dumps([{"role": "tool", "content": inner}])
     assert "\\\\u0435" in history
-    assert _status(("its input", history)) == "unsupported"
+    assert _status(("its input", history)) == "unverified"
     assert "цена не указана" in SeenValues.gather([history], SETTINGS).text
 
 

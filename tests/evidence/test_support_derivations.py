@@ -1,5 +1,5 @@
 """The one value-support rule: each structural derivation, token-boundary matching, and
-truthfulness and groundedness agreeing on the same value (``aem.evidence.support_value``)."""
+truthfulness and groundedness agreeing on the same value (``aem.evidence.judge_value``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from aem.compare.extract import extract_claims
 from aem.compare.settings import CompareSettings
-from aem.evidence import SeenValues, ValueSupport, support_value
+from aem.evidence import SeenValues, ValueVerdict, judge_value
 from aem.metrics.groundedness import Groundedness
 from aem.metrics.truthfulness import Truthfulness
 from aem.model import MetricResult, Turn
@@ -16,12 +16,12 @@ from aem.testing import make_session, make_tool_call, make_turn, run_metric
 SETTINGS = CompareSettings()
 
 
-def _verdict(answer: str, stated: str, *seen: str | tuple[str, str]) -> ValueSupport:
+def _verdict(answer: str, stated: str, *seen: str | tuple[str, str]) -> ValueVerdict:
     """The rule's verdict on the value ``stated`` (its raw text) of ``answer``."""
     values = extract_claims(answer, SETTINGS)
     (value,) = [v for v in values if v.raw == stated]
     evidence = SeenValues.gather(seen, SETTINGS)
-    return support_value(value, evidence, SETTINGS, text=answer, own=values)
+    return judge_value(value, evidence, SETTINGS, text=answer, own=values)
 
 
 def _truthful(*turns: Turn) -> MetricResult:
@@ -49,31 +49,30 @@ FLIGHTS = _result(
 
 def test_a_count_is_the_length_of_the_returned_list() -> None:
     verdict = _verdict("I found 3 flights for you.", "3", ("t1 search result", FLIGHTS))
-    assert verdict.how == "derived" and "3 items in t1 search result 'flights'" in verdict.quote
+    assert verdict.status == "derived" and "3 items in t1 search result 'flights'" in verdict.quote
     verdict = _verdict("I found 5 flights for you.", "5", ("t1 search result", FLIGHTS))
-    assert verdict.status == "unsupported"
+    assert verdict.status == "unverified"
 
 
 def test_a_count_that_is_no_list_length_is_unsupported_not_coincidence() -> None:
     rows = _result({"flights": [{"seat": 1}, {"seat": 2}], "gates": [1, 2, 5, 6]})
     verdict = _verdict("There are 4 flights.", "4", ("t1 search result", rows))
-    assert verdict.status == "unsupported"  # 4 is the gates list's length, not the flights'
+    assert verdict.status == "unverified"  # 4 is the gates list's length, not the flights'
 
 
 def test_a_count_in_words_and_in_russian() -> None:
     rows = _result([{"title": "a"}, {"title": "b"}, {"title": "c"}])
     for answer, stated in (("Here are three options.", "three"), ("Есть три варианта.", "три")):
         verdict = _verdict(answer, stated, ("t1 search result", rows))
-        assert verdict.status == "supported", answer
-        assert verdict.how == "derived" and "3 items in t1 search result" in verdict.quote
+        assert verdict.status == "derived" and "3 items in t1 search result" in verdict.quote
 
 
 def test_a_count_of_retrieved_documents() -> None:
     docs = [("t1 documents", "Refunds take a week."), ("t1 documents", "Returns are free.")]
     verdict = _verdict("Two articles cover this.", "Two", *docs)
-    assert verdict.status == "supported" and "2 documents in t1 documents" in verdict.quote
+    assert verdict.status == "derived" and "2 documents in t1 documents" in verdict.quote
     verdict = _verdict("Two passengers travel.", "Two", *docs)
-    assert verdict.how != "derived"  # documents count as documents, not passengers
+    assert verdict.status != "derived"  # documents count as documents, not passengers
 
 
 def test_a_count_of_what_nothing_lists_is_no_proof() -> None:
@@ -87,27 +86,27 @@ def test_a_count_of_what_nothing_lists_is_no_proof() -> None:
 def test_a_total_of_n_amounts_the_answer_lists() -> None:
     answer = "Flights: $177, $146 and $180. The total is $503."
     verdict = _verdict(answer, "$503", "nothing")
-    assert verdict.how == "derived" and verdict.quote.startswith("$503 = $177 + $146 + $180")
-    assert _verdict(answer.replace("$503", "$513"), "$513", "nothing").status == "unsupported"
+    assert verdict.status == "derived" and verdict.quote.startswith("$503 = $177 + $146 + $180")
+    assert _verdict(answer.replace("$503", "$513"), "$513", "nothing").status == "unverified"
 
 
 def test_a_total_of_one_whole_column() -> None:
     verdict = _verdict("Your trip costs $503 in total.", "$503", ("t1 get result", FLIGHTS))
-    assert verdict.how == "derived" and "'flights.price'" in verdict.quote
+    assert verdict.status == "derived" and "'flights.price'" in verdict.quote
     # two of three rows adding up is coincidence, not the total of the column
     verdict = _verdict("Your trip costs $323 in total.", "$323", ("t1 get result", FLIGHTS))
-    assert verdict.status == "unsupported"
+    assert verdict.status == "unverified"
 
 
 def test_a_pair_from_different_sources_is_no_total() -> None:
     verdict = _verdict("The total is $364.", "$364", ("t1 text", "You paid $121."), "Fee $243.")
-    assert verdict.status == "unsupported"
+    assert verdict.status == "unverified"
 
 
 def test_a_remainder_of_a_stated_balance() -> None:
     answer = "The booking is $329, so you will have $171 remaining on the $500 certificate."
     verdict = _verdict(answer, "$171", "nothing")
-    assert verdict.how == "derived" and "$500 - $329" in verdict.quote
+    assert verdict.status == "derived" and "$500 - $329" in verdict.quote
 
 
 def test_the_last_share_of_a_split_is_the_total_less_the_others() -> None:
@@ -115,25 +114,25 @@ def test_the_last_share_of_a_split_is_the_total_less_the_others() -> None:
     total = ("t2 price result", '{"total": 240}')
     answer = "Payment:\n- Voucher: €90\n- Card: €150\n\nShall I go ahead?"
     verdict = _verdict(answer, "€150", wallet, total)
-    assert verdict.how == "derived" and "240 - €90" in verdict.quote, verdict.quote
+    assert verdict.status == "derived" and "240 - €90" in verdict.quote, verdict.quote
     # Shares that do not add up to a seen total, a share nothing holds, or amounts
     # outside one list prove nothing.
-    assert _verdict(answer.replace("€150", "€160"), "€160", wallet, total).fails
+    assert _verdict(answer.replace("€150", "€160"), "€160", wallet, total).open
     other = "Payment:\n- Voucher: €80\n- Card: €160"
-    assert _verdict(other, "€160", wallet, total).fails
+    assert _verdict(other, "€160", wallet, total).open
     # The answer's own total is the one the split makes, not an older one in view.
     restated = "The total is now €260.\n\n- Voucher: €90\n- Card: €150"
-    assert _verdict(restated, "€150", wallet, total).fails
+    assert _verdict(restated, "€150", wallet, total).open
     prose = "The voucher pays €90.\n\nThe card pays €150."
-    assert _verdict(prose, "€150", wallet, total).fails
+    assert _verdict(prose, "€150", wallet, total).open
 
 
 def test_a_product_of_a_count_and_a_per_unit_value() -> None:
     policy = "Each passenger may check 2 free bags per passenger."
     answer = "With two passengers you get 4 free bags."
     verdict = _verdict(answer, "4", policy)
-    assert verdict.how == "derived" and "two passenger" in verdict.quote
-    assert _verdict(answer.replace("4 free", "6 free"), "6", policy).status == "unsupported"
+    assert verdict.status == "derived" and "two passenger" in verdict.quote
+    assert _verdict(answer.replace("4 free", "6 free"), "6", policy).status == "unverified"
 
 
 def test_ranges_in_four_spellings_are_the_same_values() -> None:
@@ -151,7 +150,7 @@ def test_number_words_read_as_numbers() -> None:
 
 
 def test_values_match_at_token_boundaries() -> None:
-    assert _verdict("It is 4C outside.", "4C", "Forecast: 14C.").status == "unsupported"
+    assert _verdict("It is 4C outside.", "4C", "Forecast: 14C.").status == "unverified"
     assert _verdict("It is 14C outside.", "14C", "Forecast: 14C.").status == "supported"
 
 
@@ -160,13 +159,13 @@ def test_a_decimal_amount_is_an_amount_and_a_long_run_an_id() -> None:
         "supported"
     )
     # a tracking number is checked digit for digit, not within the relative tolerance
-    assert _verdict("Tracking 1234567.", "1234567", "Tracking 1234568.").status == "unsupported"
-    assert _verdict("Tracking 1234567.", "1234567", "ref 1234567 sent").how == "verbatim"
+    assert _verdict("Tracking 1234567.", "1234567", "Tracking 1234568.").status == "unverified"
+    assert _verdict("Tracking 1234567.", "1234567", "ref 1234567 sent").rule == "verbatim"
 
 
 def test_a_date_with_a_year_must_match_the_year() -> None:
-    assert _verdict("Due March 1, 2025.", "March 1, 2025", "Due March 1, 2024.").fails
-    assert not _verdict("Due March 1, 2025.", "March 1, 2025", "due on 1 March").fails
+    assert _verdict("Due March 1, 2025.", "March 1, 2025", "Due March 1, 2024.").open
+    assert not _verdict("Due March 1, 2025.", "March 1, 2025", "due on 1 March").open
 
 
 def test_a_time_written_with_a_day_offset_moves_the_record_to_the_next_day() -> None:
@@ -176,15 +175,15 @@ def test_a_time_written_with_a_day_offset_moves_the_record_to_the_next_day() -> 
     assert _verdict("NX9 arrives June 13, 2026.", "June 13, 2026", search, rows).status == (
         "supported"
     )
-    assert _verdict("NX9 arrives June 14, 2026.", "June 14, 2026", search, rows).fails
+    assert _verdict("NX9 arrives June 14, 2026.", "June 14, 2026", search, rows).open
     # Without the offset the next day is nobody's record; an ISO zone offset is no day.
     same_day = ("t1 search_trains result", '[{"train": "NX9", "arrival": "23:50:00"}]')
-    assert _verdict("NX9 arrives June 13, 2026.", "June 13, 2026", search, same_day).fails
+    assert _verdict("NX9 arrives June 13, 2026.", "June 13, 2026", search, same_day).open
     zoned = ("t1 search_trains result", '[{"train": "NX9", "arrival": "23:50+01:00"}]')
-    assert _verdict("NX9 arrives June 13, 2026.", "June 13, 2026", search, zoned).fails
+    assert _verdict("NX9 arrives June 13, 2026.", "June 13, 2026", search, zoned).open
     # Another call's offset moves no date of this one.
     other = ("t2 search_buses result", '[{"bus": "B1", "arrival": "00:30+1"}]')
-    assert _verdict("NX9 arrives June 13, 2026.", "June 13, 2026", search, same_day, other).fails
+    assert _verdict("NX9 arrives June 13, 2026.", "June 13, 2026", search, same_day, other).open
 
 
 def test_both_metrics_read_the_day_offset_of_a_call_result() -> None:
@@ -204,12 +203,13 @@ def test_both_metrics_read_the_day_offset_of_a_call_result() -> None:
 def test_a_value_under_the_same_key_is_contradicted() -> None:
     record = '{"reservation": {"total_price": 480, "fee": 20}}'
     verdict = _verdict("Total price: $503.", "$503", ("t1 get result", record))
-    assert verdict.status == "contradicted" and "total_price = 480" in verdict.quote
+    assert verdict.status == "contradicted" and verdict.rule == "labelled_field"
+    assert "total_price in t1 get result gives 480" in verdict.quote
 
 
 def test_a_small_integer_counting_nothing_is_not_checkable() -> None:
     verdict = _verdict("Step 2: confirm the booking.", "2", "nothing")
-    assert verdict.status == "not checkable" and not verdict.fails
+    assert verdict.status == "not checkable" and not verdict.open
 
 
 def test_both_metrics_agree_on_a_small_integer() -> None:
