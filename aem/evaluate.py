@@ -43,8 +43,6 @@ from aem.propagation import (
 from aem.ranking import categorize, rank_categories, rank_root_causes, signature, suspect_rank
 from aem.services import services_from
 from aem.settings import AemConfig
-from collectors.sessions.repair import public_span_id
-from collectors.sessions.turns import session_turn
 
 if TYPE_CHECKING:
     from aem.compare import SemanticComparator
@@ -94,7 +92,12 @@ class Evaluator:
         by_id = {t.turn_id: t for t in session.turns}
         labels, ranks, value_edges = _labels(graph, session.turns, by_turn, observations)
         verdicts = [
-            _verdict(turn, *labels.get(turn.turn_id, (Label.OK, [])), by_turn.get(turn.turn_id, []))
+            _verdict(
+                turn,
+                *labels.get(turn.turn_id, (Label.OK, [])),
+                by_turn.get(turn.turn_id, []),
+                session.public_span_ids,
+            )
             for turn in session.turns
         ]
         return SessionReport(
@@ -279,17 +282,21 @@ def turn_edges(graph: TurnGraph, turns: list[Turn]) -> list[TurnEdge]:
 
 
 def _verdict(
-    turn: Turn, label: Label, inherited: list[str], metrics: list[MetricResult]
+    turn: Turn,
+    label: Label,
+    inherited: list[str],
+    metrics: list[MetricResult],
+    public: Mapping[str, str],
 ) -> TurnVerdict:
-    """A turn's verdict, with span ids as the trace wrote them (a span id two traces of
-    the session share carries its trace as a suffix inside the session only)."""
+    """A turn's verdict, with span ids as the trace wrote them (``public``: a span id two
+    traces of the session share carries its trace as a suffix inside the session only)."""
     for metric in metrics:
         for item in metric.evidence:
             if item.span_id is not None:
-                item.span_id = public_span_id(item.span_id)
+                item.span_id = public.get(item.span_id, item.span_id)
     return TurnVerdict(
         turn_id=turn.turn_id,
-        span_ids=[public_span_id(s) for s in turn.span_ids],
+        span_ids=[public.get(s, s) for s in turn.span_ids],
         trace_id=turn.trace_id,
         kind=turn.kind,
         name=turn.name,
@@ -305,7 +312,7 @@ def _add_session_turn(session: Session, case: Case | None, graph: TurnGraph) -> 
     a session-level turn on the root span gives ``tool_choice`` somewhere to put it."""
     if case is None or not case.expected_tool_calls or session.turns:
         return
-    turn = session_turn(session)
+    turn = session.session_turn
     if turn is not None:
         session.turns.append(turn)
         graph.add_turn(turn)

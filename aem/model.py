@@ -525,6 +525,12 @@ class Session:
     cut: bool = False
     # The turn graph's edges as stated by hand (``None``: read them from the link keys).
     stated_edges: list[TurnEdge] | None = None
+    # Filled by the collectors' build_session, so the evaluator reads the collectors once:
+    # the session as one turn (its earliest root span; None without spans), for a verdict
+    # about a session without a single turn, and each span id that carries its trace as a
+    # suffix inside the session (two traces shared it) → the id as the trace wrote it.
+    session_turn: Turn | None = None
+    public_span_ids: dict[str, str] = field(default_factory=dict)
     # How the conversation's turns (user message to answer) were bounded: stated by
     # ``handle_conversation_turn`` spans, or inferred (collectors.sessions.rounds).
     boundaries: Literal["conventions", "inferred"] = "inferred"

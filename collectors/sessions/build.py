@@ -21,9 +21,9 @@ from collectors.limits import DEFAULT_MAX_SESSION_TURNS
 from collectors.sessions.contexts import contexts, mark_returns
 from collectors.sessions.history import history
 from collectors.sessions.pairing import FedBackResults, pair_tool_runs
-from collectors.sessions.repair import repair_span_tree
+from collectors.sessions.repair import public_span_id, repair_span_tree
 from collectors.sessions.rounds import conversation_turns, runs
-from collectors.sessions.turns import TurnCutter
+from collectors.sessions.turns import TurnCutter, session_turn
 
 # Turns kept for one session; the rest are dropped and the session marked cut.
 # Proposed setting: [assembly] max_session_turns.
@@ -71,7 +71,7 @@ def build_session(
         cut = True
     mark_returns(turns, span_contexts)
     boundaries, exchanges = conversation_turns(by_id, operations)
-    return Session(
+    session = Session(
         session_id=closed.session_id,
         session_key=closed.session_key,
         fallback=closed.fallback,
@@ -85,7 +85,10 @@ def build_session(
         boundaries=boundaries,
         conversation_turns=exchanges,
         runs=runs(model_calls, predecessors),
+        public_span_ids={s: public_span_id(s) for s in by_id if public_span_id(s) != s},
     )
+    session.session_turn = session_turn(session)
+    return session
 
 
 def _turns_cut(closed: ClosedSession, found: int, limit: int) -> InputIssue:
