@@ -48,7 +48,7 @@ import networkx as nx
 from pydantic import BaseModel, Field, computed_field
 
 from aem.compare.structured import maybe_json
-from aem.graph import build_turn_graph
+from aem.graph import session_graph
 from aem.matching import ActualCall, MatchSettings, ToolSetMatch, match_tool_calls
 from aem.model import Session, Turn, TurnKind
 
@@ -330,13 +330,13 @@ def diverge_sessions(
 
 def _downstream(after: Session, first: DivergentTurn) -> list[str]:
     """The later run's turns that consumed the divergent turn's output, directly or through
-    other turns: its descendants in the turn graph (:func:`aem.graph.build_turn_graph`),
-    not every turn that came later. A call made in the same decision (a sibling), or a
+    other turns: its descendants in the turn graph (:func:`aem.graph.session_graph`), not
+    every turn that came later. A call made in the same decision (a sibling), or a
     sub-agent's branch that never read it, is not downstream; a run that ended where the
     earlier went on has nothing downstream."""
     if first.after_turn_id is None:
         return []
-    graph = build_turn_graph(after.turns)
+    graph = session_graph(after)
     if first.after_turn_id not in graph:
         return []
     below = nx.descendants(graph.nx, first.after_turn_id)

@@ -64,7 +64,10 @@ def _call(
 
 
 def _run(*turns: Turn, session_id: str = "s1", question: str = "Book me a flight") -> Session:
-    return t.make_session(*turns, session_id=session_id, user_inputs=[question])
+    """A session whose turn graph is read from its turns' link keys, as a recorded one's."""
+    session = t.make_session(*turns, session_id=session_id, user_inputs=[question])
+    session.stated_edges = None
+    return session
 
 
 def _baseline() -> list[Turn]:
