@@ -198,6 +198,28 @@ def language_of(text: str) -> str | None:
     return best if ranked[0] >= 2 and ranked[0] > ranked[1] else None
 
 
+def unread_language(text: str) -> bool:
+    """Whether ``text`` is plainly in a language whose values AEM does not read: mostly
+    letters of another script (Chinese, Arabic, Greek …), or six words or more of which
+    none is a function word of a read language (French, Italian …). A short or mixed
+    text is not judged so: it is only read with less to go on.
+
+    >>> unread_language("Votre rendez-vous est confirmé pour mardi prochain, merci beaucoup.")
+    True
+    >>> unread_language("您的预约已确认。"), unread_language("Your booking is confirmed.")
+    (True, False)
+    """
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return False
+    other = sum(1 for c in letters if ord(c) > 0x24F and not 0x400 <= ord(c) <= 0x4FF)
+    if other * 2 > len(letters):
+        return True
+    words = _LANGUAGE_WORD.findall(text.lower())
+    known = frozenset().union(*LANGUAGE_WORDS.values())
+    return len(words) >= 6 and not any(word in known for word in words)
+
+
 # --- stop words --------------------------------------------------------------------------
 FUNCTION_WORDS_EN = frozenset(
     {

@@ -43,6 +43,7 @@ from aem.evidence import (
 from aem.metrics.applies import refusal_owns
 from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
 from aem.model import Evidence, MetricResult, Outcome, Turn, TurnKind, UnverifiedClaim
+from aem.vocabulary import READ_LANGUAGES, unread_language
 
 NAME = "correctness.truthfulness"
 _TEMPORAL = ("date", "period")
@@ -190,6 +191,7 @@ class _Support:
     missing: list[Evidence] = field(default_factory=list)
     derived: list[str] = field(default_factory=list)
     blind: str | None = None
+    judged: int = 0  # the distinctive values read and judged
 
 
 class Truthfulness(BaseMetric[TruthfulnessSettings]):
@@ -260,9 +262,7 @@ class Truthfulness(BaseMetric[TruthfulnessSettings]):
             return result(NAME, turn, Outcome.SKIP, support.blind)
         if not checks_support:
             return result(NAME, turn, Outcome.SKIP, "the case has no facts to check against")
-        return result(
-            NAME, turn, Outcome.PASS, "every stated value is supported" + derived, score=1.0
-        )
+        return result(NAME, turn, Outcome.PASS, _all_supported(support, turn) + derived, score=1.0)
 
     def _support(
         self,
@@ -281,6 +281,7 @@ class Truthfulness(BaseMetric[TruthfulnessSettings]):
         wrong = {e.actual for e in found.contradicted}
         wrong |= settled
         candidates = [v for v in own if is_distinctive(v, text) and v.raw not in wrong]
+        found.judged = len(candidates) + len(found.contradicted)
         if not candidates:
             return found
         seen = context.seen(turn)
@@ -307,6 +308,17 @@ class Truthfulness(BaseMetric[TruthfulnessSettings]):
             found.missing = []
             found.blind = f"cannot judge unsupported values: {seen.blind}"
         return found
+
+
+def _all_supported(support: _Support, turn: Turn) -> str:
+    """What a pass with no doubt says: that the values were supported — or, where no
+    value was read, that nothing was checked and why."""
+    if support.judged:
+        return "every stated value is supported"
+    if unread_language(turn.text or ""):
+        languages = ", ".join(READ_LANGUAGES)
+        return f"no value read: the text is in a language AEM does not read values in ({languages})"
+    return "states no value to check"
 
 
 def _proof(turn: Turn, stated: str, source: str) -> Evidence:
