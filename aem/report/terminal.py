@@ -192,7 +192,16 @@ def count_line(report: AuditReport) -> list[Text]:
             + (f", {unchecked} turns not checked" if unchecked else "")
             + (f", {inferred} with inferred turn boundaries" if inferred else "")
         )
-    ]
+    ] + ([Text(INFERRED_BOUNDARIES, style="dim")] if inferred else [])
+
+
+# What "inferred turn boundaries" means, said under the count for a reader new to traces.
+INFERRED_BOUNDARIES = (
+    "  inferred turn boundaries: the trace does not mark where each exchange (a user "
+    "message and the agent's answer to it) starts, so AEM took each top-level agent run as "
+    "one exchange (one per trace without any); an agent framework that records "
+    "handle_conversation_turn spans states them"
+)
 
 
 def unsupported_lines(report: AuditReport) -> list[Text]:
