@@ -20,6 +20,8 @@ from aem.settings import AemConfig
 
 # In a worker process: the key of the job it is serving and that job's evaluator.
 _JOB: tuple[str, Evaluator] | None = None
+# The jobs whose ``prepare`` ran in this process (an adopted job's has not run yet).
+_PREPARED: set[str] = set()
 
 
 def pack_job(config: AemConfig, cases: Mapping[str, Case] | None, *extra: Any) -> bytes:
@@ -39,7 +41,32 @@ def job_evaluator(
     if _JOB is None or _JOB[0] != job_key:
         _JOB = None  # the previous job's evaluator (and model) goes before the next loads
         config, cases, *extra = pickle.loads(job)
-        if prepare is not None:
-            prepare(*extra)
+        _prepare(job_key, prepare, extra)
         _JOB = (job_key, Evaluator(config, cases))
+    elif job_key not in _PREPARED:  # adopted before the fork: prepared here, once
+        _prepare(job_key, prepare, pickle.loads(job)[2:])
     return _JOB[1]
+
+
+def adopt(job_key: str, evaluator: Evaluator) -> None:
+    """In the process that forks the workers, before it forks them: ``evaluator`` serves
+    job ``job_key``, so every worker forked from here starts with it built — its metrics,
+    and its embedding model if it was loaded — instead of building its own. The job's
+    ``prepare`` still runs in each worker, on its first task."""
+    global _JOB
+    _JOB = (job_key, evaluator)
+    _PREPARED.discard(job_key)
+
+
+def release(job_key: str) -> None:
+    """In the process that forked the workers, once they all run: the adopted evaluator
+    of ``job_key`` (and its model) goes from this process; each worker keeps its copy."""
+    global _JOB
+    if _JOB is not None and _JOB[0] == job_key:
+        _JOB = None
+
+
+def _prepare(job_key: str, prepare: Callable[..., None] | None, extra: list[Any]) -> None:
+    if prepare is not None:
+        prepare(*extra)
+    _PREPARED.add(job_key)

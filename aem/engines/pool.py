@@ -29,6 +29,7 @@ import atexit
 import multiprocessing
 import os
 import sys
+import threading
 import time
 import uuid
 from collections import deque
@@ -92,6 +93,17 @@ def fork_allowed(config: AemConfig) -> bool:
         return False
     compare = config.compare
     return not (compare.embed_free_text and resolve_backend(compare.embedding_backend) == "torch")
+
+
+def fork_safe_now() -> bool:
+    """Whether forking this process now copies no thread that could hold a lock: no
+    Python thread but the current one, and gRPC not loaded (its core runs native threads
+    once a server or channel exists, and a child forked mid-call inherits their locks).
+
+    ``aem serve`` builds its pool before its receivers start, so this holds there; a
+    pool built again later (a worker died) finds the server's threads running and is
+    started from a forkserver instead."""
+    return threading.active_count() == 1 and "grpc" not in sys.modules
 
 
 def _evaluate_chunk(job_key: str, job: bytes, packed: bytes) -> tuple[bytes, float]:

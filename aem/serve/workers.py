@@ -3,13 +3,18 @@
 Why: the receivers, the assembler and the evaluation share one interpreter otherwise, so
 a slow session takes CPU (and the GIL) from receiving. Here a session is packed
 (:mod:`aem.engines.compact`), evaluated in a process of the audit's pool
-(:func:`aem.engines.pool.shared_pool`: a forkserver with the metrics and, when text is
-compared with torch, sentence-transformers imported once; the embedding model's weights
-loaded once per worker when a session first compares text) and its report comes back,
+(:func:`aem.engines.pool.shared_pool`) and its report comes back,
 pickled compactly; the evaluator threads of the pipeline each wait for one session, so
 the pipeline — commit, outbox, dead letters — is the same as in-process. Each worker builds the same
 :class:`~aem.evaluate.Evaluator` from the same configuration and cases, so the verdicts
 are the ones ``aem audit`` gives.
+
+The workers are forked from the server at start, before its receivers and threads run,
+with the evaluator built and the ONNX encoder's weights loaded here once (their pages shared
+by every worker). Where that cannot be (torch, which does not survive a fork; macOS and
+Windows; a process already running threads), and for a pool started again after a worker
+died, they come from a forkserver with the metrics and, when text is compared with torch,
+sentence-transformers imported once, and each loads the model's weights itself.
 
 A session whose evaluation raises raises here with the worker's exception (the pipeline
 dead-letters it, as in-process). A worker that dies (killed, out of memory) takes its
@@ -32,8 +37,15 @@ from concurrent.futures.process import BrokenProcessPool
 
 from aem.cases import Case
 from aem.engines.compact import dumps, loads, pack_sessions, unpack_sessions
-from aem.engines.jobs import job_evaluator, pack_job
-from aem.engines.pool import preloads_embedding, shared_pool, shutdown_pool, worker_config
+from aem.engines.jobs import adopt, job_evaluator, pack_job, release
+from aem.engines.pool import (
+    fork_allowed,
+    fork_safe_now,
+    preloads_embedding,
+    shared_pool,
+    shutdown_pool,
+    worker_config,
+)
 from aem.evaluate import Evaluator
 from aem.model import ClosedSession, SessionReport
 from aem.serve.pipeline import Abandoned
@@ -95,15 +107,41 @@ class PoolEvaluate:
         self.workers = workers
         self._key = uuid.uuid4().hex
         self._job = pack_job(worker_config(config, workers), cases, os.getpid())
-        # As the audit's: the forkserver imports sentence-transformers once, at start (the
-        # receivers do not wait for it), and no worker pays the ~10 s import again — per
-        # worker it was the largest part of evaluating a short run, and it is paid again
-        # whenever a worker is replaced.
+        # Without fork (torch; a pool started again): as the audit's, the forkserver
+        # imports sentence-transformers once, at start (the receivers do not wait for it),
+        # and no worker pays the ~10 s import again.
         self._embeds = preloads_embedding(config)
         self._lock = threading.Lock()
         self._closed = False
-        self._pool = shared_pool(workers, embeds=self._embeds)
-        self._warm(self._pool)
+        self.forked = fork_allowed(config) and fork_safe_now()
+        if self.forked:
+            self._pool = self._forked_pool(worker_config(config, workers), cases)
+        else:
+            self._pool = shared_pool(workers, embeds=self._embeds)
+            self._warm(self._pool)
+
+    def _forked_pool(
+        self, config: AemConfig, cases: Mapping[str, Case] | None
+    ) -> ProcessPoolExecutor:
+        """The workers forked from this process now, before any other thread runs here,
+        each starting with the evaluator built here (and the encoder's weights loaded once,
+        shared by every worker's pages).
+
+        Why: a forkserver worker imports AEM and onnxruntime again, builds its evaluator
+        and loads the model: seconds of CPU per worker, paid again for each worker that
+        replaces one, and the model's memory once per worker. The weights are loaded here
+        only when each worker's encoder runs on one thread: onnxruntime then builds no
+        thread pool a forked child would inherit without its threads."""
+        evaluator = Evaluator(config, cases)
+        compare = config.compare
+        if compare.embed_free_text and compare.embedding_threads == 1:
+            evaluator.comparator().embedder.model  # noqa: B018 - loads it before the fork
+        adopt(self._key, evaluator)
+        pool = shared_pool(self.workers, embeds=False, fork=True)
+        for _ in range(self.workers):  # the first submit forks every worker, here
+            pool.submit(_warm, self._key, self._job)
+        release(self._key)  # the workers hold it now; the server never evaluates with it
+        return pool
 
     def _warm(self, pool: ProcessPoolExecutor) -> None:
         """Start the workers and build their evaluators, from a thread of its own.
