@@ -175,16 +175,26 @@ def verdicts(reports: list[Any]) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def one_round(
-    sessions: list[Session], cases: dict[str, Case], config: AemConfig, backend: str
-) -> dict[str, Any]:
-    """A fresh evaluator over every answer, then one raw encode of the texts it embedded."""
+def groundedness_evaluator(
+    cases: dict[str, Case], config: AemConfig, backend: str
+) -> tuple[Evaluator, TextEmbedder]:
+    """A fresh evaluator running only ``groundedness`` on ``backend``, and its embedder,
+    the model loaded (outside any timer)."""
     compare = config.compare.model_copy(update={"embedding_backend": backend})
     run_config = config.model_copy(update={"compare": compare})
     metrics = [m for m in resolve_metrics(run_config) if m.name == "groundedness"]
     evaluator = Evaluator(run_config, cases, metrics)
     embedder = evaluator.comparator().embedder
     embedder.encode_uncached(["load the model outside the timer"])
+    return evaluator, embedder
+
+
+def one_round(
+    sessions: list[Session], cases: dict[str, Case], config: AemConfig, backend: str
+) -> dict[str, Any]:
+    """A fresh evaluator over every answer, then one raw encode of the texts it embedded."""
+    evaluator, embedder = groundedness_evaluator(cases, config, backend)
+    compare = evaluator.config.compare
     recorder = _Recorder(embedder)
     fresh = [copy.deepcopy(s) for s in sessions]  # evaluating adds a session turn
     start = time.process_time()
