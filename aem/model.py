@@ -7,6 +7,7 @@ turns, metric results, reports — is pydantic, so the JSON report has one schem
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, SupportsIndex
@@ -476,6 +477,20 @@ class AuditReport(_Shipped):
     unverified_claims: int = 0
     # Per metric, how many results had each outcome (pass, fail, skip, error, unverified).
     outcomes: dict[str, dict[str, int]] = Field(default_factory=dict)
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        """Counts, not the report: a report's repr in a failed assertion (pytest prints
+        it whole with ``-vv``) ran to thousands of lines and hid the assertion; the JSON
+        (``model_dump_json``) has everything."""
+        yield "sessions", len(self.sessions)
+        yield "turns", sum(len(s.turns) for s in self.sessions)
+        yield "sessions_with_root_cause", self.sessions_with_root_cause
+        yield "sessions_with_suspect_only", self.sessions_with_suspect_only
+        yield "root_causes_ranked", len(self.ranking)
+        yield "suspects_ranked", len(self.suspects)
+        yield "spans_read", self.spans_read
+        yield "issues", len(self.issues)
+        yield "gates_failed", sum(1 for gate in self.gates if not gate.passed)
 
 
 @dataclass(slots=True)
