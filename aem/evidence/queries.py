@@ -350,8 +350,9 @@ def _common_texts(facts: dict[str, object], task: list[str]) -> list[tuple[str, 
 
 
 def _ancestor_texts(ancestor: Turn) -> tuple[list[tuple[str, str]], str | None]:
-    """What a turn shows its descendants, each text named by where it came from; and why
-    it blinds them (a call that ran and left no result in the trace), if it does."""
+    """What a turn shows its descendants, each text named by where it came from (a call's
+    arguments and result, retrieved documents, a sub-agent's answer to its caller); and
+    why it blinds them (a call that ran and left no result in the trace), if it does."""
     texts: list[tuple[str, str]] = []
     blind = None
     call = ancestor.tool_call
@@ -364,6 +365,11 @@ def _ancestor_texts(ancestor: Turn) -> tuple[list[tuple[str, str]], str | None]:
         elif not call.error:
             blind = f"{ancestor.turn_id} ({call.name}) has no result in the trace"
     texts.extend((f"{ancestor.turn_id} documents", d.content) for d in ancestor.documents)
+    if ancestor.returns_to_context is not None and ancestor.text and call is None:
+        # A sub-agent's last answer is what the calling agent was told, as a tool's
+        # result is: a source for the turns after it (never the sub-agent's own words
+        # to itself — nothing inside the sub-agent descends from its last answer).
+        texts.append((f"{ancestor.turn_id} sub-agent answer", ancestor.text))
     return texts, blind
 
 
