@@ -22,9 +22,12 @@ $(BIN)/aem: pyproject.toml record/pyproject.toml
 
 setup: $(BIN)/aem
 
-demo: setup
-	$(BIN)/aem audit sample_traces/ --cases sample_traces/cases.jsonl --taxonomy sample_traces/taxonomy.toml; \
-	status=$$?; [ $$status -le 1 ] || exit $$status
+# Each step says what it does as it starts (scripts/demo.py): a first run is minutes of
+# installing and model loading that read as a hang when silent.
+demo:
+	@echo "make demo [1/4] setting up $(VENV): the CPU build of torch, then AEM (first run only: about 7 minutes and 3 GB) ..."
+	@$(MAKE) --no-print-directory setup
+	@$(BIN)/python -m scripts.demo
 
 lint: setup
 	$(BIN)/ruff check .
