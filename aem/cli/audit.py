@@ -40,13 +40,16 @@ from aem.cli.engines import EngineOption, SessionsDirOption, WorkersOption
 from aem.cli.errors import err_console, fail
 from aem.cli.exit_codes import ExitCode
 from aem.cli.pull import (
+    DEFAULT_SETTLE_SECONDS,
     BackendError,
     FromOption,
     Pull,
+    SettleOption,
     SinceOption,
     SinkOption,
     UntilOption,
     configured_sinks,
+    max_wait,
     open_pull,
 )
 from aem.cli.scorecards import ScorecardOption, StoreOption
@@ -163,13 +166,13 @@ def audit(
     from_: FromOption = None,
     since: SinceOption = None,
     until: UntilOption = None,
+    settle: SettleOption = DEFAULT_SETTLE_SECONDS,
     sink: SinkOption = None,
 ) -> None:
     """Evaluate every session in trace files or a backend (--from): turns, labels, causes.
 
     A table per session (beyond 10 sessions, the first 10 with a root cause: --all for
     all), a line per failed turn, a legend, the ranking, a summary; piped: 120+ columns.
-
     Skipped input is always reported on stderr; with --strict it makes the exit code 2.
     """
     paths = _inputs(paths or [], from_ or [], engine)
@@ -179,7 +182,7 @@ def audit(
         gates = parse_gates(gate or [], resolved)
     except (CasesError, ValueError, OSError, StoreError) as exc:
         fail(exc)
-    pull, sinks = _pull_and_sinks(from_ or [], since, until, store, sink or [], resolved, json_)
+    pull, sinks = _pull_and_sinks(from_ or [], (since, until, settle), store, sink, resolved, json_)
     report = _run_audit(
         engine,
         workers,
@@ -198,19 +201,52 @@ def audit(
     apply_gates(report, gates, case_map, gate_unmeasured)
     _write_files(report, out, html)  # a sink that refused loses nothing else
     _show(report, json_=json_, tables=not summary, every_session=all_)
-    raise typer.Exit(_exit_code(report, gated=bool(gates), strict=strict, refused=refused))
+    raise typer.Exit(_exit_code(report, pull, gated=bool(gates), strict=strict, refused=refused))
 
 
 def _exit_code(
-    report: AuditReport, *, gated: bool, strict: bool, refused: DeliveryError | None = None
+    report: AuditReport,
+    pull: Pull,
+    *,
+    gated: bool,
+    strict: bool,
+    refused: DeliveryError | None = None,
 ) -> ExitCode:
     """The exit code (module docstring), once stderr said which sessions were not
-    evaluated and what input was skipped; 2 naming the sink that ``refused``."""
+    evaluated, what input was skipped and which pulled sessions look unfinished; 2
+    naming the sink that ``refused``."""
     if refused is not None:
         fail(refused)
     say_unevaluated(report)
     code = gated_exit_code(report) if gated else exit_code(report)
-    return metric_errors_exit_code(report, strict, skipped_exit_code(report, strict, code))
+    code = metric_errors_exit_code(report, strict, skipped_exit_code(report, strict, code))
+    return unfinished_exit_code(report, pull, strict, code)
+
+
+def unfinished_exit_code(report: AuditReport, pull: Pull, strict: bool, code: ExitCode) -> ExitCode:
+    """Say on stderr how many sessions of a ``--from`` read look unfinished (orphan spans,
+    spans that ended within ``--settle`` of the read) and how to wait; with ``strict``
+    that makes the exit code 2: a pull that may have under-read is not a clean verdict."""
+    err = err_console()
+    for note in pull.settle_notes():
+        err.print(f"note: {escape(escape_controls(note))}")
+    for found in pull.unfinished(report):
+        said = escape(escape_controls(found.summary()))
+        if strict:
+            err.print(f"[red]error:[/] {said} (--strict)")
+            code = ExitCode.BAD_INPUT
+        else:
+            err.print(f"[yellow]warning:[/] {said} (--strict makes this exit 2)")
+    return code
+
+
+def _say_waiting(source: str, traces: int, age: float, pause: float, settle: float) -> None:
+    """One line each time a pull waits for its backend to settle (stderr)."""
+    err_console().print(
+        f"{escape(escape_controls(source))}: {traces} trace(s) ended in the last {settle:g} s "
+        f"(the newest {age:.1f} s ago); reading again in {pause:.1f} s until the backend "
+        f"settles (--settle {settle:g}, at most {max_wait(settle):g} s)"
+    )
 
 
 def metric_errors_exit_code(report: AuditReport, strict: bool, code: ExitCode) -> ExitCode:
@@ -260,18 +296,29 @@ def _show(report: AuditReport, *, json_: bool, tables: bool, every_session: bool
 
 def _pull_and_sinks(
     urls: list[str],
-    since: str | None,
-    until: str | None,
+    window: tuple[str | None, str | None, float],
     store: Path | None,
-    sinks: list[str],
+    sinks: list[str] | None,
     resolved: ResolvedMetrics,
     json_: bool,
 ) -> tuple[Pull, list[Sink]]:
-    """The ``--from`` sources (planned, with ``--since last``) and the ``--sink`` sinks;
-    exit 2 naming what cannot be opened, exit 0 when ``--since last`` finds nothing new."""
+    """The ``--from`` sources (settled, then planned with ``--since last``; ``window``:
+    since, until, settle) and the ``--sink`` sinks; exit 2 naming what cannot be opened,
+    exit 0 when ``--since last`` finds nothing new."""
+    since, until, settle = window
     try:
         built = configured_sinks(sinks, resolved.config.sinks) if sinks else []
-        pull = open_pull(urls, since, until, store, resolved.config.sources)
+        pull = open_pull(
+            urls,
+            since,
+            until,
+            store,
+            resolved.config.sources,
+            settle=settle,
+            on_wait=lambda source, traces, age, pause: _say_waiting(
+                source, traces, age, pause, settle
+            ),
+        )
     except (ValueError, OSError, BackendError, StoreError) as exc:
         fail(exc)
     for note in filter(None, (plan.window_note() for plan in pull.plans)):

@@ -24,6 +24,15 @@ from aem.pulls import PullLedger, PullPlan
 from aem.sinks.base import Sink
 from aem.store import Store, default_store_path
 from collectors.backends import BackendError, SourceWindow, SpanSource, open_source
+from collectors.backends.settle import (
+    DEFAULT_SETTLE_SECONDS,
+    Unfinished,
+    Waiting,
+    Watched,
+    WatchedSource,
+    max_wait,
+    unfinished,
+)
 
 FromOption = Annotated[
     list[str] | None,
@@ -55,6 +64,17 @@ SinkOption = Annotated[
     ),
 ]
 
+SettleOption = Annotated[
+    float,
+    typer.Option(
+        min=0,
+        metavar="SECONDS",
+        help="with --from: while a span read ended less than SECONDS ago, wait and read "
+        "the last 10 minutes' spans again until none is new (at most max(30, 6 x SECONDS)); "
+        "then say which sessions look unfinished (--strict: exit 2). 0: read once",
+    ),
+]
+
 SINCE_LAST = "last"
 
 
@@ -78,16 +98,34 @@ class Pull:
     window: SourceWindow
     ledger: PullLedger | None = None
     plans: list[PullPlan] = field(default_factory=list)
+    settle_seconds: float = DEFAULT_SETTLE_SECONDS
+    on_wait: Waiting | None = None
+    watched: dict[str, Watched] = field(default_factory=dict)  # by source name
 
     def audit_options(self) -> dict[str, Any]:
         """What :func:`aem.audit.audit_paths` takes to read these sources (nothing without
-        ``--from``, so an engine that reads files only is called as before)."""
+        ``--from``, so an engine that reads files only is called as before); each source
+        watched, so :meth:`unfinished` can tell which sessions ended just before the read."""
         if not self.sources:
             return {}
+        self.watched = {s.name: Watched(self.settle_seconds, self.on_wait) for s in self.sources}
+        sources = [WatchedSource(s, self.watched[s.name]) for s in self.sources]
         if not self.plans:
-            return {"sources": self.sources, "window": self.window}
+            return {"sources": sources, "window": self.window}
         [plan] = self.plans  # one source per incremental run (checked in open_pull)
-        return {"sources": self.sources, "window": plan.window, "select": plan.select}
+        return {"sources": sources, "window": plan.window, "select": plan.select}
+
+    def settle_notes(self) -> list[str]:
+        """What waiting for the backends to settle came to, a line each (none: no wait)."""
+        notes = (watched.summary(name) for name, watched in self.watched.items())
+        return [note for note in notes if note]
+
+    def unfinished(self, report: AuditReport) -> list[Unfinished]:
+        """The sessions of each ``--from`` read that look unfinished (none: files, or none)."""
+        sessions = [(s.session_id, s.trace_ids) for s in report.sessions]
+        issues = [*report.issues, *(i for s in report.sessions for i in s.issues)]
+        found = (unfinished(sessions, issues, w) for w in self.watched.values())
+        return [f for f in found if f.count]
 
     def nothing_new(self) -> bool:
         return bool(self.plans) and all(p.news == 0 for p in self.plans)
@@ -107,8 +145,12 @@ def open_pull(
     until: str | None,
     store: Path | None,
     settings: Mapping[str, BaseModel] | None = None,
+    settle: float = DEFAULT_SETTLE_SECONDS,
+    on_wait: Waiting | None = None,
 ) -> Pull:
-    """Open every ``--from`` source; with ``--since last``, plan the incremental read.
+    """Open every ``--from`` source; with ``--since last``, plan the incremental read. The
+    read waits for each source to settle (``settle`` seconds,
+    :mod:`collectors.backends.settle`; ``on_wait`` hears each wait).
 
     Raises ValueError (bad option) or BackendError (a source that cannot be read).
     """
@@ -116,14 +158,14 @@ def open_pull(
         raise ValueError("--since and --until need --from URL (files are read whole)")
     sources = [open_source(url, os.environ, settings) for url in urls]
     until_ns = unix_nano(until, "--until") if until else None
-    if since != SINCE_LAST:
-        since_ns = unix_nano(since, "--since") if since else None
-        return Pull(sources, SourceWindow(since_ns, until_ns))
-    if len(sources) != 1:
+    since_ns = unix_nano(since, "--since") if since and since != SINCE_LAST else None
+    if since == SINCE_LAST and len(sources) != 1:
         raise ValueError("--since last reads one --from source at a time")
+    if since != SINCE_LAST:
+        return Pull(sources, SourceWindow(since_ns, until_ns), None, [], settle, on_wait)
     ledger = PullLedger(Store(store or default_store_path()))
     plans = [ledger.plan(sources[0], until_ns)]
-    return Pull(sources, SourceWindow(None, until_ns), ledger, plans)
+    return Pull(sources, SourceWindow(None, until_ns), ledger, plans, settle, on_wait)
 
 
 def configured_sinks(names: Sequence[str], tables: Mapping[str, BaseModel]) -> list[Sink]:
@@ -135,12 +177,15 @@ def configured_sinks(names: Sequence[str], tables: Mapping[str, BaseModel]) -> l
 
 
 __all__ = [
+    "DEFAULT_SETTLE_SECONDS",
     "BackendError",
     "FromOption",
     "Pull",
+    "SettleOption",
     "SinceOption",
     "SinkOption",
     "UntilOption",
     "configured_sinks",
+    "max_wait",
     "open_pull",
 ]
