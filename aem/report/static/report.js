@@ -190,15 +190,102 @@
       return { source: e.source, target: e.target, kind: String(e.kind || ""), carries: failing(a) && b && b.label === "prior_action_failed" };
     });
   }
-  function edgePath(a, b, rows) {
+  function edgeShape(a, b, rows) {
     // One row apart: a straight line. Further: an arc bulging left of both lanes, wider
-    // the more rows it spans, so edges from one turn fan out and their labels separate.
-    if (rows <= 1) {
-      return { d: `M${a.x},${a.y} L${b.x},${b.y}`, lx: (a.x + b.x) / 2 + 6, ly: (a.y + b.y) / 2 + 3, anchor: "start" };
+    // the more rows it spans, so edges from one turn fan out.
+    if (rows <= 1) return { a, b, c: null, d: `M${a.x},${a.y} L${b.x},${b.y}` };
+    const c = { x: Math.min(a.x, b.x) - 18 - Math.min(110, rows * 16), y: (a.y + b.y) / 2 };
+    return { a, b, c, d: `M${a.x},${a.y} Q${c.x},${c.y} ${b.x},${b.y}` };
+  }
+  function pointAt(shape, t) {
+    const { a, b, c } = shape;
+    if (!c) return { x: a.x + (b.x - a.x) * t, y: a.y + (b.y - a.y) * t };
+    const u = 1 - t;
+    return { x: u * u * a.x + 2 * u * t * c.x + t * t * b.x, y: u * u * a.y + 2 * u * t * c.y + t * t * b.y };
+  }
+
+  // ---- edge labels that never overprint ----------------------------------------------------
+  // Why: a label at its edge's midpoint lands on another's wherever edges cross at one
+  // height (a fan-out followed by another), and a smear of words says nothing. Edges of one
+  // kind leaving one turn for three or more (a fan-out; else arriving at one: a fan-in) get
+  // one label, "decision ×6", near the turn they share; every label is then placed at the
+  // first point along its edge where its box (measured in the page's font) overlaps no
+  // label and no node, else moved up or down from its edge until it overlaps nothing.
+  const FAN = 3;
+  const LABEL_H = 11;
+  const ALONG = { single: [0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8], out: [0.2, 0.28, 0.14, 0.36, 0.44], in: [0.8, 0.72, 0.86, 0.64, 0.56] };
+  let measureContext = null;
+  function labelWidth(words) {
+    if (measureContext === null) {
+      measureContext = document.createElement("canvas").getContext("2d") || false;
+      if (measureContext) measureContext.font = "9.5px " + getComputedStyle(document.body).fontFamily;
     }
-    const bend = Math.min(a.x, b.x) - 18 - Math.min(110, rows * 16);
-    const mid = (a.y + b.y) / 2;
-    return { d: `M${a.x},${a.y} Q${bend},${mid} ${b.x},${b.y}`, lx: (bend + Math.min(a.x, b.x)) / 2 - 2, ly: mid + 3, anchor: "end" };
+    return (measureContext ? measureContext.measureText(words).width : words.length * 6) + 3;
+  }
+  function labelGroups(edges) {
+    // [{ words, members, where: "single" | "out" | "in" }]: fan-outs first, then fan-ins.
+    const by = (key) => {
+      const groups = new Map();
+      for (const edge of edges) {
+        const k = key(edge) + "\u0000" + edge.kind;
+        if (!groups.has(k)) groups.set(k, []);
+        groups.get(k).push(edge);
+      }
+      return [...groups.values()].filter((members) => members.length >= FAN);
+    };
+    const grouped = new Set();
+    const found = [];
+    for (const [where, key] of [["out", (e) => e.source], ["in", (e) => e.target]]) {
+      for (const members of by(key)) {
+        const free = members.filter((e) => !grouped.has(e));
+        if (free.length < FAN) continue;
+        free.forEach((e) => grouped.add(e));
+        found.push({ words: free[0].kind + " ×" + free.length, members: free, where });
+      }
+    }
+    for (const edge of edges) if (!grouped.has(edge)) found.push({ words: edge.kind, members: [edge], where: "single" });
+    return found;
+  }
+  function overlaps(box, taken) {
+    return taken.some((o) => box.x < o.x + o.w && o.x < box.x + box.w && box.y < o.y + o.h && o.y < box.y + box.h);
+  }
+  function labelBox(point, width, straight) {
+    // Right of a straight edge (text-anchor start), left of an arc (text-anchor end).
+    const x = straight ? point.x + 6 : point.x - 4 - width;
+    return { x, y: point.y + 3 - 9, w: width, h: LABEL_H, tx: straight ? x : x + width, ty: point.y + 3, anchor: straight ? "start" : "end" };
+  }
+  function placeLabel(group, shape, taken) {
+    const width = labelWidth(group.words);
+    const straight = !shape.c;
+    const fits = (box) => box.x >= 2 && !overlaps(box, taken);
+    for (const t of ALONG[group.where]) {
+      const box = labelBox(pointAt(shape, t), width, straight);
+      if (fits(box)) return box;
+    }
+    const home = labelBox(pointAt(shape, ALONG[group.where][0]), width, straight);
+    for (let step = 1; step < 400; step++) {
+      const shift = (step % 2 ? 1 : -1) * Math.ceil(step / 2) * (LABEL_H + 1);
+      const box = { ...home, y: home.y + shift, ty: home.ty + shift };
+      if (box.y >= 0 && fits(box)) return box;
+    }
+    return home;
+  }
+  function drawEdgeLabels(edges, shapes, nodes) {
+    // The label layer: one text per label group, placed clear of nodes and other labels.
+    const layer = svg("g", { class: "elabels" });
+    const taken = nodes.map((p) => ({ x: p.x - 13, y: p.y - 13, w: 26, h: 26 }));
+    for (const group of labelGroups(edges)) {
+      const middle = group.members[Math.floor((group.members.length - 1) / 2)];
+      const box = placeLabel(group, shapes.get(middle), taken);
+      taken.push(box);
+      const carries = group.members.some((e) => e.carries);
+      const label = svg("text", { x: box.tx, y: box.ty, class: "elabel elabel-" + group.where + (carries ? " carries" : ""), "text-anchor": box.anchor }, group.words);
+      if (group.members.length > 1) {
+        label.appendChild(svg("title", {}, group.members.map((e) => e.source + " → " + e.target).join(", ")));
+      }
+      layer.appendChild(label);
+    }
+    return { layer, bottom: Math.max(0, ...taken.map((box) => box.y + box.h)) };
   }
   function lanesOf(turns) {
     const kinds = new Set(turns.map((t) => t.kind));
@@ -220,17 +307,24 @@
     lanes.forEach((lane, i) => {
       root.appendChild(svg("text", { x: left + i * laneW, y: 18, class: "lane", "text-anchor": "middle" }, lane.replace("_", " ")));
     });
-    const edges = graphEdges(session);
+    const edges = graphEdges(session).filter((e) => pos.has(e.source) && pos.has(e.target));
+    const shapes = new Map();
     for (const edge of edges) {
       const a = pos.get(edge.source), b = pos.get(edge.target);
-      if (!a || !b) continue;
-      const shape = edgePath(a, b, Math.abs(b.row - a.row));
+      const shape = edgeShape(a, b, Math.abs(b.row - a.row));
+      shapes.set(edge, shape);
       const group = svg("g", { class: "edge edge-" + edge.kind.replace(/[^a-z_]/g, "") + (edge.carries ? " carries" : "") });
       group.dataset.source = edge.source;
       group.dataset.target = edge.target;
       group.appendChild(svg("path", { d: shape.d, "marker-end": "url(#arrow)" }));
-      group.appendChild(svg("text", { x: shape.lx, y: shape.ly, class: "elabel", "text-anchor": shape.anchor }, edge.kind));
+      group.appendChild(svg("title", {}, edge.kind)); // the edge's own kind, on hover
       root.appendChild(group);
+    }
+    const labels = drawEdgeLabels(edges, shapes, [...pos.values()]);
+    root.appendChild(labels.layer);
+    if (labels.bottom + 4 > height) {
+      root.setAttribute("height", String(labels.bottom + 4));
+      root.setAttribute("viewBox", `0 0 ${width} ${labels.bottom + 4}`);
     }
     for (const turn of turns) root.appendChild(graphNode(turn, pos.get(turn.turn_id), nameX, onPick));
     const box = el("figure", "graphbox", root);
