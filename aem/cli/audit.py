@@ -307,7 +307,7 @@ def _pull_and_sinks(
     exit 0 when ``--since last`` finds nothing new."""
     since, until, settle = window
     try:
-        built = configured_sinks(sinks, resolved.config.sinks) if sinks else []
+        built = configured_sinks(sinks, resolved.config.sinks, urls) if sinks else []
         pull = open_pull(
             urls,
             since,

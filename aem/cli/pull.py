@@ -168,12 +168,15 @@ def open_pull(
     return Pull(sources, SourceWindow(None, until_ns), ledger, plans, settle, on_wait)
 
 
-def configured_sinks(names: Sequence[str], tables: Mapping[str, BaseModel]) -> list[Sink]:
+def configured_sinks(
+    names: Sequence[str], tables: Mapping[str, BaseModel], urls: Sequence[str] = ()
+) -> list[Sink]:
     """The ``--sink`` sinks, each from its ``[sinks.<name>]`` table, checked when the
-    configuration loaded (the file is not read again here)."""
+    configuration loaded (the file is not read again here); ``urls``, the ``--from``
+    sources, name the Phoenix project a Phoenix sink's verdicts are about."""
     from aem.sinks.delivery import audit_sinks
 
-    return audit_sinks(names, tables)
+    return audit_sinks(names, tables, urls)
 
 
 __all__ = [

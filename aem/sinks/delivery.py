@@ -7,7 +7,9 @@ sends only the rest), and every sink AEM ships is idempotent on the items' keys,
 re-run after a failure, or after the traces changed, replaces what the first one wrote.
 
 Settings come from ``[sinks.<name>]`` of the configuration file, the same fields as
-``[serve.sinks.<name>]``.
+``[serve.sinks.<name>]``. A Phoenix sink whose table names no ``project`` takes it from
+the ``--from phoenix://HOST/PROJECT`` the audit reads (one project; with several, none),
+so the session annotations of two projects that share a session id stay apart.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from typing import Any
 
 from aem.http import RetryPolicy
 from aem.model import SessionReport
-from aem.sinks.base import DeliveryError, Sink, deliver_to
+from aem.sinks.base import DeliveryError, Sink, SinkSettings, deliver_to
+from aem.sinks.phoenix import PhoenixSettings, phoenix_project
 from aem.sinks.records import OutboxItem, verdict_items
 from aem.sinks.registry import build_sinks, sink_types, validate_sink_settings
 
@@ -28,8 +31,11 @@ DELIVERY_RETRY = RetryPolicy(attempts=3, backoff_seconds=0.5)
 ATTEMPTS = DELIVERY_RETRY.attempts
 
 
-def audit_sinks(names: Sequence[str], tables: Mapping[str, Any]) -> list[Sink]:
-    """The sinks ``--sink`` names, each configured by its ``[sinks.<name>]`` table."""
+def audit_sinks(
+    names: Sequence[str], tables: Mapping[str, Any], sources: Sequence[str] = ()
+) -> list[Sink]:
+    """The sinks ``--sink`` names, each configured by its ``[sinks.<name>]`` table; a
+    Phoenix sink with no ``project`` gets the one the ``--from`` URLs ``sources`` read."""
     known = sink_types()
     unknown = [n for n in names if n not in known]
     if unknown:
@@ -46,7 +52,18 @@ def audit_sinks(names: Sequence[str], tables: Mapping[str, Any]) -> list[Sink]:
         settings = validate_sink_settings({n: tables[n] for n in names})
     except ValueError as exc:  # the serve wording names the table it came from
         raise ValueError(str(exc).replace("serve.sinks.", "sinks.")) from exc
-    return build_sinks(settings)
+    return build_sinks({n: _with_project(s, sources) for n, s in settings.items()})
+
+
+def _with_project(settings: SinkSettings, sources: Sequence[str]) -> SinkSettings:
+    """``settings`` of a Phoenix sink with no project given the audit's one Phoenix
+    project (none when it reads several, or none); any other sink's as they are."""
+    if not isinstance(settings, PhoenixSettings) or settings.project is not None:
+        return settings
+    projects = {p for p in map(phoenix_project, sources) if p is not None}
+    if len(projects) != 1:
+        return settings
+    return settings.model_copy(update={"project": projects.pop()})
 
 
 def deliver_reports(

@@ -19,6 +19,12 @@ column on a trace whose other turn failed it. So each level has names of its own
   session id in ``mlflow.trace.session``, which is how MLflow files an assessment under a
   session; written only when MLflow groups that trace in a session.
 
+Why a numeric ``aem.score`` per trace beside ``aem.label``: MLflow's traces table sorts
+and its charts aggregate numeric feedback, not words. ``aem.score`` is the trace label's
+score (:func:`aem.sinks.rollup.label_score`: 1 ``ok``, 0.5 ``suspect``, 0 ``root_cause``
+or ``prior_action_failed``), so a trace holding the session's suspect or root cause never
+reads 1; the label and the session's labels carry it in their metadata as well.
+
 Why idempotent by lookup: MLflow assessments have no client key to upsert on. Before
 writing a trace's verdicts the sink reads the trace's assessments and updates AEM's own
 (same source, same name, same span) in place; anything another source wrote is never
@@ -55,12 +61,14 @@ from aem.http import RetryPolicy
 from aem.sinks.base import DeliveryError, SinkSettings
 from aem.sinks.http import BoundedHttp, Response
 from aem.sinks.records import ALL_ITEM_KINDS, OutboxItem, label_explanation
+from aem.sinks.rollup import label_score
 from collectors.backends.mlflow_rest import auth_headers, http_base_url
 
 SOURCE_ID = "aem"
 TRACES_PATH = "/api/3.0/mlflow/traces"
 TRACE_ID_PREFIX = "tr-"  # MLflow's id for a trace of an experiment: "tr-" + the OTel trace id
 LABEL_NAME = "aem.label"
+SCORE_NAME = "aem.score"  # per trace, numeric: the trace label's score
 SESSION_NAME = "aem.session"
 # What AEM wrote per trace before the trace-level verdict took the plain name: removed.
 LEGACY_TRACE_NAME = "aem.trace"
@@ -111,6 +119,7 @@ def feedback(item: OutboxItem, source_id: str = SOURCE_ID) -> dict[str, Any]:
                 metadata[f"aem.{field}"] = str(p[field])
     else:
         name, value = LABEL_NAME, p["label"]
+        metadata["aem.score"] = str(label_score(p["label"]))
         roots = ", ".join(p.get("root_cause_span_ids") or [])
         rationale = label_explanation(p)
         if roots:
@@ -128,7 +137,12 @@ def feedback(item: OutboxItem, source_id: str = SOURCE_ID) -> dict[str, Any]:
 
 
 def _trace_level(
-    trace_id: str, name: str, value: str, rationale: str, metadata: dict[str, str], source: str
+    trace_id: str,
+    name: str,
+    value: str | float,
+    rationale: str,
+    metadata: dict[str, str],
+    source: str,
 ) -> dict[str, Any]:
     return {
         "assessment_name": name,
@@ -142,9 +156,10 @@ def _trace_level(
 
 def trace_feedbacks(item: OutboxItem, source_id: str = SOURCE_ID) -> list[dict[str, Any]]:
     """A session item's assessments with no span id: per trace, ``aem.label`` (the trace's
-    worst label; the rationale names the session's root cause when another trace holds it)
-    and one per metric (its worst outcome); on the session's first trace, ``aem.session``
-    (its ``mlflow.trace.session`` is filled in by the sink from the trace's metadata)."""
+    worst label; the rationale names the session's root cause when another trace holds it),
+    ``aem.score`` (that label's score) and one per metric (its worst outcome); on the
+    session's first trace, ``aem.session`` (its ``mlflow.trace.session`` is filled in by
+    the sink from the trace's metadata)."""
     p = item.payload
     root = p.get("root_cause") or {}
     metadata = {
@@ -162,10 +177,11 @@ def trace_feedbacks(item: OutboxItem, source_id: str = SOURCE_ID) -> list[dict[s
         }
     bodies = []
     for trace in p["traces"]:
-        tid = trace["trace_id"]
-        bodies.append(
-            _trace_level(tid, LABEL_NAME, trace["label"], trace["explanation"], metadata, source_id)
-        )
+        tid, label, why = trace["trace_id"], trace["label"], trace["explanation"]
+        score = label_score(label)
+        scored = {**metadata, "aem.score": str(score)}
+        bodies.append(_trace_level(tid, LABEL_NAME, label, why, scored, source_id))
+        bodies.append(_trace_level(tid, SCORE_NAME, score, f"{label}: {why}", scored, source_id))
         for m in trace.get("metrics") or []:
             why = f"turn {m['turn_id']} ({m['outcome']}, worst of {m['turns']} turns): "
             about = {**metadata, "aem.turn_id": m["turn_id"], "aem.turns": str(m["turns"])}
@@ -173,7 +189,7 @@ def trace_feedbacks(item: OutboxItem, source_id: str = SOURCE_ID) -> list[dict[s
             bodies.append(_trace_level(tid, m["name"], m["outcome"], rationale, about, source_id))
     if p["traces"]:
         first = p["traces"][0]["trace_id"]
-        session = {**metadata, SESSION_METADATA_KEY: ""}
+        session = {**metadata, "aem.score": str(label_score(p["label"])), SESSION_METADATA_KEY: ""}
         bodies.append(
             _trace_level(first, SESSION_NAME, p["label"], p["explanation"], session, source_id)
         )

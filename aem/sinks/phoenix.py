@@ -18,6 +18,21 @@ annotations. Phoenix makes a session of the traces that carry ``session.id`` (an
 attribute, or on its trace id, has no Phoenix session and gets trace annotations only.
 A Phoenix without ``/v1/session_annotations`` (older servers) answers 404 "Not Found";
 the sink then writes trace annotations only and says so once.
+
+Why a score beside each label: Phoenix's lists show an annotation's label and score in
+their columns, and its charts plot scores only. A turn's ``aem.label``, a trace's
+``aem.trace`` and a session's ``aem.session`` carry the label's score
+(:func:`aem.sinks.rollup.label_score`: 1 ``ok``, 0.5 ``suspect``, 0 ``root_cause`` or
+``prior_action_failed``), so a trace holding a suspect or a root cause never charts as 1.
+
+Why the session annotation is keyed by project: Phoenix keeps one session per session id
+across its projects (the first project to send it owns it; later traces of another
+project join it). Two audits of two projects sharing a session id wrote the same
+``(aem.session, session, aem)`` and the second overwrote the first. With ``project`` set
+(``aem audit --from phoenix://…/PROJECT --sink phoenix`` sets it from the URL when the
+``[sinks.phoenix]`` table does not), the session annotation's identifier is
+``aem@PROJECT`` and its explanation starts with ``[PROJECT]``, so each project keeps
+its own; without it the identifier stays ``aem``.
 """
 
 from __future__ import annotations
@@ -25,6 +40,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 from pydantic import Field, SecretStr
@@ -32,6 +48,7 @@ from pydantic import Field, SecretStr
 from aem.sinks.base import DeliveryError, SinkSettings
 from aem.sinks.http import BoundedHttp
 from aem.sinks.records import ALL_ITEM_KINDS, OutboxItem, label_explanation
+from aem.sinks.rollup import label_score
 
 log = logging.getLogger("aem.sinks.phoenix")
 
@@ -56,7 +73,7 @@ def annotation(item: OutboxItem, identifier: str) -> dict[str, Any]:
         explanation = label_explanation(p)
         if p["label"] == "prior_action_failed":
             explanation += f"; inherited from span(s) {roots}"
-        result = {"label": p["label"], "explanation": explanation}
+        result = {"label": p["label"], "score": label_score(p["label"]), "explanation": explanation}
     if p.get("span_turns", 1) > 1:  # several turns on one span: one annotation per turn
         identifier = f"{identifier}{TURN_IDENTIFIER_SEPARATOR}{p['turn_id']}"
     return {
@@ -74,12 +91,13 @@ def annotation(item: OutboxItem, identifier: str) -> dict[str, Any]:
     }
 
 
-def _session_metadata(item: OutboxItem) -> dict[str, Any]:
+def _session_metadata(item: OutboxItem, project: str | None = None) -> dict[str, Any]:
     """What a trace or session annotation carries beside its label: where the root cause
-    is (turn, metric, trace, span), the session's own label, its revision, the key."""
+    is (turn, metric, trace, span), the session's own label, its revision, the key, and
+    the project the verdict is about when the sink knows it."""
     p = item.payload
     root = p.get("root_cause") or {}
-    return {
+    return ({"project": project} if project else {}) | {
         "session_id": p["session_id"],
         "session_label": p["label"],
         "revision": p.get("revision", 0),
@@ -92,32 +110,49 @@ def _session_metadata(item: OutboxItem) -> dict[str, Any]:
     }
 
 
-def trace_annotations(item: OutboxItem, identifier: str) -> list[dict[str, Any]]:
-    """One ``aem.trace`` annotation per trace of a session item: the trace's own label and
-    explanation (which names the session's root cause when another trace holds it)."""
+def trace_annotations(
+    item: OutboxItem, identifier: str, project: str | None = None
+) -> list[dict[str, Any]]:
+    """One ``aem.trace`` annotation per trace of a session item: the trace's own label,
+    its score and explanation (which names the session's root cause when another trace
+    holds it)."""
     return [
         {
             "trace_id": trace["trace_id"],
             "name": TRACE_ANNOTATION,
             "annotator_kind": "CODE",
-            "result": {"label": trace["label"], "explanation": trace["explanation"]},
-            "metadata": _session_metadata(item),
+            "result": {
+                "label": trace["label"],
+                "score": label_score(trace["label"]),
+                "explanation": trace["explanation"],
+            },
+            "metadata": _session_metadata(item, project),
             "identifier": identifier,
         }
         for trace in item.payload["traces"]
     ]
 
 
-def session_annotation(item: OutboxItem, identifier: str) -> dict[str, Any]:
-    """The ``aem.session`` annotation of a session item."""
+def session_annotation(
+    item: OutboxItem, identifier: str, project: str | None = None
+) -> dict[str, Any]:
+    """The ``aem.session`` annotation of a session item; with ``project``, keyed by it
+    (``aem@PROJECT``) and its explanation naming it, so a session id another project
+    shares keeps that project's annotation beside this one."""
     p = item.payload
+    explanation = f"[{project}] {p['explanation']}" if project else p["explanation"]
+    keyed = f"{identifier}{PROJECT_IDENTIFIER_SEPARATOR}{project}" if project else identifier
     return {
         "session_id": p["session_id"],
         "name": SESSION_ANNOTATION,
         "annotator_kind": "CODE",
-        "result": {"label": p["label"], "explanation": p["explanation"]},
-        "metadata": _session_metadata(item),
-        "identifier": identifier,
+        "result": {
+            "label": p["label"],
+            "score": label_score(p["label"]),
+            "explanation": explanation,
+        },
+        "metadata": _session_metadata(item, project),
+        "identifier": keyed,
     }
 
 
@@ -125,12 +160,21 @@ def session_annotation(item: OutboxItem, identifier: str) -> dict[str, Any]:
 IDENTIFIER = "aem"
 # On a span that several turns share, each turn's annotations are ``aem:<turn id>``.
 TURN_IDENTIFIER_SEPARATOR = ":"
+# A session annotation of a known project is ``aem@<project>``.
+PROJECT_IDENTIFIER_SEPARATOR = "@"
 
 
 class PhoenixSettings(SinkSettings):
     url: str = Field(description="Phoenix base URL for span annotations")
     api_key: SecretStr | None = None
     identifier: str = Field(IDENTIFIER, description="annotation identifier (upsert key)")
+    project: str | None = Field(
+        None,
+        min_length=1,
+        description="the Phoenix project the verdicts are about: keys the session "
+        "annotations (a session id two projects share keeps one per project); "
+        "aem audit --from phoenix://HOST/PROJECT sets it when unset",
+    )
     timeout_seconds: float = Field(
         10.0, gt=0, description="one delivery's whole deadline (connect to last byte read)"
     )
@@ -149,6 +193,7 @@ class PhoenixSink:
             identifier=settings.identifier,
             api_key=key,
             timeout=settings.timeout_seconds,
+            project=settings.project,
         )
 
     def __init__(
@@ -159,9 +204,11 @@ class PhoenixSink:
         api_key: str | None = None,
         timeout: float = 10.0,
         name: str = "phoenix",
+        project: str | None = None,
     ) -> None:
         self.name = name
         self._identifier = identifier
+        self.project = project
         self._has_session_annotations = True  # until the server says it has no such route
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         # A deadline for the whole request and a cap on the answer (aem.sinks.http): a
@@ -191,12 +238,14 @@ class PhoenixSink:
         return delivered
 
     def _deliver_sessions(self, items: Sequence[OutboxItem]) -> None:
-        traces = [note for i in items for note in trace_annotations(i, self._identifier)]
+        traces = [
+            note for i in items for note in trace_annotations(i, self._identifier, self.project)
+        ]
         if traces:
             self._post("/v1/trace_annotations", traces)
         known = [i for i in items if i.payload.get("session_key") in PHOENIX_SESSION_KEYS]
         if known and self._has_session_annotations:
-            notes = [session_annotation(i, self._identifier) for i in known]
+            notes = [session_annotation(i, self._identifier, self.project) for i in known]
             self._has_session_annotations = self._post(
                 "/v1/session_annotations", notes, route_may_be_missing=True
             )
@@ -222,6 +271,19 @@ class PhoenixSink:
 
     def close(self) -> None:
         self._client.close()
+
+
+def phoenix_project(url: str) -> str | None:
+    """The project a ``phoenix://HOST:PORT/PROJECT`` (or ``phoenix+https://…``) source URL
+    reads, as the source reads it (no path: ``default``); None for any other URL.
+
+    >>> phoenix_project("phoenix://127.0.0.1:6006/agents"), phoenix_project("mlflow://h/1")
+    ('agents', None)
+    """
+    parts = urlsplit(url)
+    if parts.scheme.partition("+")[0] != "phoenix":
+        return None
+    return parts.path.strip("/") or "default"
 
 
 def _no_route(text: str) -> bool:

@@ -21,6 +21,24 @@ from aem.model import Label, MetricResult, Outcome, SessionReport, TurnKind, Tur
 
 # The order a roll-up takes: the first label found among the turns wins.
 PRECEDENCE = (Label.ROOT_CAUSE, Label.PRIOR_ACTION_FAILED, Label.SUSPECT)
+# A label as a number, for the backends' score columns and charts (a list sorts and a
+# chart averages a number, not a word): 1 nothing failed, 0.5 a suspect (nothing proven,
+# a place to look), 0 a proven failure, the turn's own or one it inherited.
+LABEL_SCORES = {
+    str(Label.OK): 1.0,
+    str(Label.SUSPECT): 0.5,
+    str(Label.PRIOR_ACTION_FAILED): 0.0,
+    str(Label.ROOT_CAUSE): 0.0,
+}
+
+
+def label_score(label: str) -> float:
+    """The score a backend shows beside ``label`` (:data:`LABEL_SCORES`).
+
+    >>> label_score("ok"), label_score("suspect"), label_score("root_cause")
+    (1.0, 0.5, 0.0)
+    """
+    return LABEL_SCORES[str(label)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -370,7 +370,8 @@ def _expected_label(turns: list[dict[str, Any]]) -> str:
 def _listed(phoenix: Phoenix, project: str, level: str, ids: list[str]) -> list[dict[str, Any]]:
     param = {"trace": "trace_ids", "session": "session_ids"}[level]
     body = phoenix.get(f"/v1/projects/{project}/{level}_annotations", **{param: ids}, limit=1000)
-    return [a for a in body["data"] if a["identifier"] == "aem"]
+    # a session's annotation is keyed by the project the audit read (``aem@PROJECT``)
+    return [a for a in body["data"] if a["identifier"] in ("aem", f"aem@{project}")]
 
 
 def test_sessions_and_traces_get_their_verdicts_and_reruns_update_them(
@@ -433,7 +434,7 @@ def test_sessions_and_traces_get_their_verdicts_and_reruns_update_them(
         assert session_note["result"]["label"] == _expected_label(session["turns"])
     [session_note] = [n for n in notes if n["session_id"] == "levels-planner"]
     assert session_note["metadata"]["root_cause_turn_id"] == root["turn_id"]
-    assert session_note["result"]["explanation"] == note["result"]["explanation"]
+    assert session_note["result"]["explanation"] == f"[levels] {note['result']['explanation']}"
 
     assert cli(*args)[0] == 1  # re-delivered: the same annotations, updated, none added
     again = _listed(phoenix, "levels", "trace", traces)

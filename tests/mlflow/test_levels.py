@@ -24,12 +24,14 @@ import pytest
 from aem.model import Label
 from aem.sinks.mlflow import (
     LABEL_NAME,
+    SCORE_NAME,
     SESSION_METADATA_KEY,
     SESSION_NAME,
     MlflowSink,
     mlflow_trace_id,
 )
 from aem.sinks.records import verdict_items
+from aem.sinks.rollup import LABEL_SCORES
 from tests.mlflow.conversation import FAILED_METRIC, write_conversation
 from tests.mlflow.kit import MlflowServer
 from tests.mlflow.mlflow_client import assessments, search, sessions
@@ -77,6 +79,25 @@ def test_a_plain_name_holds_the_traces_worst_value_once(written: Any) -> None:
     turn_level = {(a["name"], a["value"]) for a in failed_trace if a["span_id"]}
     assert (f"{root.turn_id}.{FAILED_METRIC}", "fail") in turn_level
     assert (f"{root.turn_id}.{LABEL_NAME}", "root_cause") in turn_level
+
+
+def test_each_trace_scores_its_label_for_the_table_and_charts(written: Any) -> None:
+    """``aem.score`` beside ``aem.label`` on each trace, a number MLflow's traces table
+    sorts and its charts aggregate: 0 on the trace holding the root cause, never 1 there,
+    1 on the ``ok`` one; the label carries the same score in its metadata."""
+    _, _, report, found = written
+    plain = [a for a in found if not a["span_id"]]
+    labels = {a["trace_id"]: a for a in plain if a["name"] == LABEL_NAME}
+    scores = {a["trace_id"]: a for a in plain if a["name"] == SCORE_NAME}
+    assert sorted(scores) == sorted(labels) and len(scores) == 2  # one per trace
+    for trace_id, score in scores.items():
+        label = labels[trace_id]["value"]
+        assert score["value"] == LABEL_SCORES[label], (label, score["value"])
+        assert score["rationale"].startswith(f"{label}: ")
+        assert labels[trace_id]["metadata"]["aem.score"] == str(LABEL_SCORES[label])
+    root = next(t for t in report.sessions[0].turns if t.label is Label.ROOT_CAUSE)
+    assert scores[mlflow_trace_id(root.trace_id or "")]["value"] == 0.0
+    assert sorted(s["value"] for s in scores.values()) == [0.0, 1.0]
 
 
 def test_filtering_on_the_plain_name_finds_the_root_cause_trace(

@@ -143,7 +143,7 @@ def test_the_guide_from_traces_in_mlflow_to_verdicts_in_mlflow(
     # per turn on its span, per trace (no span id) the worst of its turns, per session on
     # its first trace (the sample's trace has no MLflow session: none written)
     expected = {
-        (body["assessment_name"], body.get("span_id") or "None", body["feedback"]["value"])
+        (body["assessment_name"], body.get("span_id") or "None", str(body["feedback"]["value"]))
         for i in items
         for body in assessments(i)
         if body["assessment_name"] != "aem.session"

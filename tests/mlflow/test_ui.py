@@ -5,7 +5,8 @@ fails ``tool_execution`` while t4 and t6 pass it) is written by the sink, then M
 is opened in Debian's Chromium, headless, at 1600 px, and its traces table read as a user
 reads it: each plain-named column (``aem.label``, each metric) must show the trace's worst
 value — ``root_cause`` and ``Fail`` on the failing trace, where a per-turn value under the
-plain name once showed ``ok`` and ``Pass``. A screenshot with the ``aem.label`` column in
+plain name once showed ``ok`` and ``Pass``; ``aem.score`` reads 0 on the failing trace and
+1 on the other. A screenshot with the ``aem.label`` column in
 view is kept beside the test's files.
 
 Skipped, as the HTML report's browser test is, only off CI when no Chromium is installed.
@@ -73,6 +74,8 @@ def test_the_traces_list_shows_each_traces_worst(
     assert sorted(c["aem.label"] for c in cells) == ["ok", "root_cause"]
     [failing] = [c for c in cells if c["aem.label"] == "root_cause"]
     assert failing[FAILED_METRIC].lower() == "fail"
+    # the label's score beside it, a number the table sorts on: 0 on the failing trace
+    assert {c["aem.label"]: c["aem.score"] for c in cells} == {"root_cause": "0", "ok": "1"}
     assert "pass" in {failing[h].lower() for h in headers if h.endswith(f".{FAILED_METRIC}")}
     # No plain-named column reads a pass where one of the trace's turns failed it.
     for row in cells:
