@@ -12,7 +12,12 @@ plug-in is whatever an entry point of that group names, declaring three members:
   settings, checks, dialects);
 * ``from_settings(settings, services)`` — builds it; ``services`` is what AEM lends
   the plug-in (a URL and the environment for a span source, the judge's name and the
-  comparator for a judge kind).
+  comparator for a judge kind, nothing for a metric or a sink). Every kind builds this
+  one way: the base classes (``BaseMetric``, ``BaseDialect``…) declare a default that
+  returns ``cls(settings)``;
+* ``band`` — for the kinds whose plug-ins take turns (metrics and checks: the order of a
+  turn's results; dialects: who reads a span first), one of the kind's named bands, in
+  the kind's order; inside a band, the order of the entry-point group.
 
 Why one kernel: six loaders had six shape checks and six wordings for the same mistake.
 Here a broken plug-in is one :class:`PluginError` naming the kind, the entry point, the
@@ -33,16 +38,15 @@ import io
 import os
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import redirect_stderr, redirect_stdout
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-
-Build = Callable[[Any, BaseModel, Any], Any]
 
 # The distribution AEM ships as: its entry points are the built-ins, whose names no other
 # distribution may take.
@@ -111,24 +115,25 @@ def _present(value: Any) -> bool:
     return value is not None
 
 
+def _builds(value: Any) -> bool:
+    """``value`` can be called as ``from_settings(settings, services)``: the one
+    convention, checked once at load so a plug-in written to an older one (a judge kind's
+    ``(name, settings, resources)``, a sink's ``(settings)``) is named there, never
+    guessed at when it is built."""
+    if not callable(value):
+        return False
+    try:
+        inspect.signature(value).bind(None, None)
+    except TypeError:
+        return False
+    except ValueError:  # a builtin without a signature: taken at its word
+        return True
+    return True
+
+
 NAME = Member("name", "a non-empty string", _text)
 SETTINGS = Member("Settings", "a pydantic model with extra='forbid'", _strict_model)
-FROM_SETTINGS = Member("from_settings", "a callable from_settings(settings, services)", callable)
-
-
-def _from_settings(target: Any, settings: BaseModel, services: Any) -> Any:
-    """The common calling convention: ``from_settings(settings, services)``; a plug-in
-    written before it, ``from_settings(settings)`` (a sink needs nothing lent), still
-    builds."""
-    build = target.from_settings
-    try:
-        takes = inspect.signature(build).parameters.values()
-    except (TypeError, ValueError):  # a builtin or C callable: assume the convention
-        return build(settings, services)
-    positional = [p for p in takes if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if len(positional) < 2 and not any(p.kind is p.VAR_POSITIONAL for p in takes):
-        return build(settings)
-    return build(settings, services)
+FROM_SETTINGS = Member("from_settings", "a callable from_settings(settings, services)", _builds)
 
 
 @dataclass(frozen=True)
@@ -138,9 +143,10 @@ class PluginKind:
     ``identity`` is the member that names a plug-in (``kind`` for a judge kind, whose
     instances are named by the configuration); ``optional`` members may be left out
     (a missing ``Settings`` then means :class:`NoPluginSettings`); ``instantiate``: an
-    entry point naming a class stands for one instance of it (a dialect); ``build`` is
-    the kind's calling convention, :func:`_from_settings` unless an older signature is
-    kept for the plug-ins already written against it.
+    entry point naming a class stands for one instance of it (a dialect); ``bands``:
+    the named bands its plug-ins take turns in, in order (``default_band`` for a plug-in
+    that declares none). Why names, not numbers: a plug-in says where it belongs ("after
+    the built-ins, before the checks") instead of guessing a number between ours.
     """
 
     kind: str
@@ -150,7 +156,8 @@ class PluginKind:
     identity: str = "name"
     optional: frozenset[str] = frozenset()
     instantiate: bool = False
-    build: Build = field(default=_from_settings, compare=False)
+    bands: tuple[str, ...] = ()
+    default_band: str = ""
 
     def problem(self, obj: Any) -> str | None:
         """What ``obj`` lacks to be a plug-in of this kind, or None."""
@@ -160,28 +167,24 @@ class PluginKind:
             if not (m.name in self.optional and not hasattr(obj, m.name))
             and not m.holds(getattr(obj, m.name, None))
         ]
+        if self.bands and getattr(obj, "band", self.default_band) not in self.bands:
+            wrong.append(f"`band` (one of {', '.join(self.bands)})")
         if not wrong:
             return None
         return f"is not a {self.kind}: it needs {', '.join(wrong)}"
 
-
-def _metric_build(target: Any, settings: BaseModel, services: Any) -> Any:
-    """Metrics and checks: ``from_settings`` where declared, else the class is called
-    with its settings (an instance is already built and takes none)."""
-    if callable(getattr(target, "from_settings", None)):
-        return target.from_settings(settings, services)
-    if not isinstance(target, type):
-        return target
-    if not hasattr(target, "Settings"):
-        return target()
-    return target(settings)
+    def rank(self, target: Any) -> int:
+        """The place of ``target``'s band among the kind's bands (0 for an unbanded kind)."""
+        if not self.bands:
+            return 0
+        return self.bands.index(getattr(target, "band", self.default_band))
 
 
 EVALUATE = Member("evaluate", "a method evaluate(context)", callable)
 CASE_FIELDS = Member("case_fields", "the case fields it reads", _present)
 KIND = Member("kind", "a non-empty string, the table's `kind`", _text)
+ROLE = Member("role", "'cause' or 'observation'", lambda v: v in ("cause", "observation"))
 DIALECT_MEMBERS = (
-    Member("order", "an int, its place among the dialects", lambda v: isinstance(v, int)),
     Member("exclusive", "a bool", lambda v: isinstance(v, bool)),
     Member("session_keys", "the session-key attributes it reads", _present),
     Member("claims", "a method claims(span)", callable),
@@ -190,30 +193,48 @@ DIALECT_MEMBERS = (
     Member("repair", "a method repair(operations, spans)", callable),
 )
 
+# A turn's results, in the order of these bands (the first failed cause names a root
+# cause): what the calls did, then what the answers state, then the plug-ins', then the
+# judged step and the dataset-test checks. The built-ins each hold a band of their own.
+METRIC_BANDS = (
+    "execution",  # tool_execution: did the call run
+    "choice",  # tool_choice: the expected calls, no unexpected one
+    "arguments",  # argument_validity
+    "truth",  # correctness.truthfulness
+    "grounding",  # groundedness
+    "refusal",  # refusal
+    "completeness",  # correctness.completeness
+    "repetition",  # tool_repetition
+    "plugin",  # a plug-in that names no band
+    "judged",  # judge.step
+    "check",  # the checks (aem.checks), so a root cause keeps the name it had
+)
+# Who reads a span first: the frameworks' own conventions, the OpenTelemetry GenAI
+# conventions, the older and vendor ones, the fallback readers, then the plug-ins.
+DIALECT_BANDS = ("framework", "convention", "legacy", "vendor", "fallback", "plugin")
+
 METRIC = PluginKind(
     "metric",
     "aem.metrics",
     "metrics",
-    (NAME, EVALUATE, SETTINGS),
-    optional=frozenset({"Settings"}),
-    build=_metric_build,
+    (NAME, EVALUATE, SETTINGS, ROLE, FROM_SETTINGS),
+    optional=frozenset({"Settings", "role", "from_settings"}),
+    bands=METRIC_BANDS,
+    default_band="plugin",
 )
+# A check is a metric of the answer turn (``evaluate``), or a criterion over metrics
+# (``decided_by``: the metrics whose verdicts decide it, as ``groundedness``).
 CHECK = PluginKind(
     "check",
     "aem.checks",
     "metrics",
-    (NAME, EVALUATE, CASE_FIELDS, SETTINGS),
-    optional=frozenset({"Settings"}),
-    build=_metric_build,
+    (NAME, EVALUATE, CASE_FIELDS, SETTINGS, ROLE, FROM_SETTINGS),
+    optional=frozenset({"Settings", "evaluate", "role", "from_settings"}),
+    bands=METRIC_BANDS,
+    default_band="check",
 )
 JUDGE_KIND = PluginKind(
-    "judge kind",
-    "aem.judges",
-    "judges",
-    (KIND, SETTINGS, FROM_SETTINGS),
-    identity="kind",
-    # Kept for the kinds already written: from_settings(name, settings, resources).
-    build=lambda t, s, services: t.from_settings(services.name, s, services.resources),
+    "judge kind", "aem.judges", "judges", (KIND, SETTINGS, FROM_SETTINGS), identity="kind"
 )
 SINK = PluginKind(
     "sink",
@@ -227,6 +248,8 @@ DIALECT = PluginKind(
     None,
     (NAME, *DIALECT_MEMBERS),
     instantiate=True,
+    bands=DIALECT_BANDS,
+    default_band="plugin",
 )
 SOURCE = PluginKind("span source", "aem.sources", "sources", (NAME, SETTINGS, FROM_SETTINGS))
 
@@ -263,8 +286,25 @@ class Plugin:
         return self.settings_model.model_validate(dict(table or {}))
 
     def build(self, settings: BaseModel, services: Any = None) -> Any:
-        """The plug-in, built the way its kind builds one."""
-        return self.kind.build(self.target, settings, services)
+        """The plug-in, built: ``from_settings(settings, services)``, the one convention
+        (an entry point naming an instance without it stands for itself).
+
+        A class without ``from_settings`` (a metric or check written before the
+        convention) is still called with its settings, with a ``DeprecationWarning``:
+        it stops loading in the next release."""
+        make = getattr(self.target, "from_settings", None)
+        if callable(make):
+            return make(settings, services)
+        if not isinstance(self.target, type):
+            return self.target
+        warnings.warn(
+            f"{self.kind.kind} plug-in {self.entry_point!r} from {self.origin} declares no "
+            "from_settings(settings, services); calling its class is deprecated and stops "
+            "working in the next release (derive from AEM's base class, or add it)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.target(settings) if hasattr(self.target, "Settings") else self.target()
 
 
 @dataclass(frozen=True)
@@ -430,7 +470,7 @@ def load_entry_points(kind: PluginKind, found: Iterable[EntryPoint]) -> Loaded:
         plugins[plugin.name], place[plugin.name] = plugin, n
         if plugin.builtin:
             builtin_names.add(plugin.name)
-    ordered = sorted(plugins.values(), key=lambda p: place[p.name])
+    ordered = sorted(plugins.values(), key=lambda p: (kind.rank(p.target), place[p.name]))
     return Loaded(kind, tuple(ordered), tuple(errors))
 
 
@@ -535,9 +575,11 @@ def every_loaded() -> list[Loaded]:
 __all__ = [
     "CHECK",
     "DIALECT",
+    "DIALECT_BANDS",
     "JUDGE_KIND",
     "KINDS",
     "METRIC",
+    "METRIC_BANDS",
     "SINK",
     "SOURCE",
     "Loaded",

@@ -29,6 +29,7 @@ from aem.metrics.context import MetricContext
 from aem.model import Document, MetricResult, Session, ToolCall, Turn, TurnEdge, TurnKind
 from aem.services import services_from
 from aem.settings import AemConfig
+from aem.sinks.memory import InMemorySink
 
 __all__ = [
     "InMemorySink",
@@ -177,44 +178,3 @@ def run_metric(
         session=session, case=case, services=services, graph=session_graph(session)
     )
     return list(metric.evaluate(context))
-
-
-class InMemorySink:
-    """A sink that keeps what it is given, for tests of ``aem serve`` and of sinks' input.
-
-    It follows the :class:`aem.sinks.base.Sink` protocol, so it can be handed to
-    ``LiveServer(settings, evaluate=..., sinks=[InMemorySink()])``; ``fail_next`` makes the
-    next deliveries raise, to exercise the outbox's retries.
-    """
-
-    name = "memory"
-    item_kinds = frozenset({"metric", "turn", "session"})  # every item, to look at
-
-    def __init__(self) -> None:
-        import threading
-
-        from aem.sinks.records import OutboxItem
-
-        self.items: list[OutboxItem] = []
-        self.fail_next = 0
-        self.closed = False
-        self._lock = threading.Lock()
-
-    def deliver(self, items: Sequence[Any]) -> list[str]:
-        from aem.sinks.base import DeliveryError
-
-        with self._lock:
-            if self.fail_next > 0:
-                self.fail_next -= 1
-                raise DeliveryError("in-memory sink told to fail")
-            self.items.extend(items)
-        return [item.key for item in items]
-
-    def close(self) -> None:
-        self.closed = True
-
-    def payloads(self, kind: str | None = None) -> list[dict[str, Any]]:
-        """Delivered payloads (optionally of one kind: ``"metric"``, ``"turn"`` or
-        ``"session"``)."""
-        with self._lock:
-            return [i.payload for i in self.items if kind is None or i.kind == kind]

@@ -9,7 +9,7 @@ from collectors.dialects.protocol import BaseDialect, SessionKey
 
 class TeamDialect(BaseDialect):
     name = "team"
-    order = 5
+    band = "framework"
     session_keys = (SessionKey("team.conversation", 5),)
 
     def claims(self, span: SpanRecord) -> bool:

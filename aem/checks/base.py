@@ -36,8 +36,6 @@ from aem.cases import Case, missing_reason
 from aem.metrics.base import BaseMetric, MetricContext, result
 from aem.model import Evidence, MetricResult, Outcome, Turn
 
-# Checks run after every other metric, so a root cause keeps the name it had.
-CHECK_PRECEDENCE = 200
 ENTRY_POINT_GROUP = "aem.checks"
 
 S = TypeVar("S", bound=BaseModel)
@@ -55,7 +53,8 @@ class AuditRun:
 class BaseCheck(BaseMetric[S]):
     """Optional base of a check: the declarations with their defaults."""
 
-    precedence = CHECK_PRECEDENCE
+    # Checks run after every other metric, so a root cause keeps the name it had.
+    band = "check"
     summary: ClassVar[str] = ""
     threshold_unit: ClassVar[str | None] = None
     # A judged check takes a judge (``settings.judge``, or one a test run injects).

@@ -2,10 +2,11 @@
 cases, the refusal metric for oos ones (:mod:`aem.gates`), so ``--gate groundedness=0.85``
 means the same in ``aem test`` as in ``aem audit``.
 
-Not a metric of its own (its verdict per case is the gate's, from those two metrics), so
-not an ``aem.checks`` entry point: the check registry lists it after the registered ones.
-It needs no field — the metrics decide by the case's type and the session's context, and
-say why when they skip.
+Not a metric of its own (its verdict per case is the gate's, from those two metrics):
+an ``aem.checks`` entry point like every check, it declares ``decided_by`` (the metrics
+that decide it) instead of ``evaluate``, so the metric registry leaves it out. It needs
+no field — the metrics decide by the case's type and the session's context, and say why
+when they skip.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ GROUNDEDNESS = "groundedness"
 
 class GroundednessCriterion:
     name: ClassVar[str] = GROUNDEDNESS
+    decided_by: ClassVar[tuple[str, ...]] = ("groundedness", "refusal")
     case_fields: ClassVar[CaseFields] = (
         CaseField(
             "type",

@@ -71,7 +71,7 @@ def render_step(context: MetricContext, turn: Turn) -> str:
 
 class JudgeStep(BaseMetric[JudgeStepSettings]):
     name = NAME
-    precedence = 150
+    band = "judged"
     evaluator_type = "judge"
     Settings = JudgeStepSettings
 

@@ -1,5 +1,5 @@
 """Which checks a dataset test may choose: the ``aem.checks`` entry-point group (AEM's own
-are registered there too), then the ``groundedness`` criterion.
+are registered there too, the ``groundedness`` criterion among them).
 
 Why everything here reads the checks' own declarations: which case fields a check needs
 is said once, in the check, so the check's skip, the test runner's 2,000-evaluation count
@@ -16,23 +16,20 @@ from annotated_types import Ge, Le
 
 from aem import plugins
 from aem.cases import Case, CaseField, missing_reason, needs
-from aem.checks.groundedness import GroundednessCriterion
-
-
-class CheckError(ValueError):
-    """A registered check is not one, or a check name is unknown."""
 
 
 def registered_checks() -> list[Any]:
-    """Every check class, in registration order, the groundedness criterion last (loaded
-    once per ``sys.path`` by the extension kernel: the test runner asks per case, and a
-    plug-in put on the path later is found then). A broken check plug-in is an error."""
+    """Every check class, in registration order (loaded once per ``sys.path`` by the
+    extension kernel: the test runner asks per case, and a plug-in put on the path later
+    is found then). A broken check plug-in is an error (:class:`aem.plugins.PluginError`)
+    — one that neither evaluates nor names the metrics that decide it included."""
     loaded = plugins.load(plugins.CHECK)
-    try:
-        loaded.raise_first_error()
-    except plugins.PluginError as exc:
-        raise CheckError(str(exc)) from exc
-    return [*(p.target for p in loaded.plugins), GroundednessCriterion]
+    loaded.raise_first_error()
+    for p in loaded.plugins:
+        if not callable(getattr(p.target, "evaluate", None)) and not p.target.decided_by:
+            problem = "it needs `evaluate` (a method) or `decided_by` (the metrics deciding it)"
+            raise plugins.PluginError(p.kind.kind, p.entry_point, p.origin, problem)
+    return [p.target for p in loaded.plugins]
 
 
 def check_names() -> list[str]:
@@ -40,11 +37,11 @@ def check_names() -> list[str]:
 
 
 def find_check(name: str) -> Any:
-    """The check class called ``name``; an unknown name is a :class:`CheckError`."""
+    """The check class called ``name``; an unknown name is a :class:`aem.plugins.UnknownPlugin`."""
     for check in registered_checks():
         if check.name == name:
             return check
-    raise CheckError(f"unknown check {name!r}")
+    raise plugins.UnknownPlugin(f"unknown check {name!r}")
 
 
 def judged_checks() -> list[str]:
@@ -53,8 +50,8 @@ def judged_checks() -> list[str]:
 
 
 def metric_checks() -> list[str]:
-    """The checks that are metrics (the entry points), not criteria over other metrics."""
-    return [c.name for c in registered_checks() if c is not GroundednessCriterion]
+    """The checks that are metrics, not criteria over other metrics (``decided_by``)."""
+    return [c.name for c in registered_checks() if not hasattr(c, "decided_by")]
 
 
 def missing_fields(check: str, case: Case | None) -> str | None:

@@ -46,16 +46,12 @@ def user_errors() -> tuple[type[BaseException], ...]:
     from aem.config import ConfigError
     from aem.judges.base import JudgeConfigError
     from aem.plugins import PluginError, UnknownPlugin
-    from aem.sinks.registry import SinkRegistryError
     from aem.store import StoreError
-    from collectors.dialects.registry import DialectRegistryError
 
     return (
         ConfigError,
         CasesError,
         JudgeConfigError,
-        SinkRegistryError,
-        DialectRegistryError,
         PluginError,
         UnknownPlugin,
         StoreError,

@@ -26,7 +26,7 @@ from aem.gates import GATE_METRICS, case_result
 from aem.judges.prompts import PROMPT_VERSION
 from aem.judges.registry import build_judge
 from aem.metrics.base import Metric
-from aem.metrics.registry import ResolvedMetrics, resolve
+from aem.metrics.registry import ResolvedMetrics, build, resolve
 from aem.model import ClosedSession, InputIssue, MetricResult, Outcome, SessionReport
 from aem.settings import AemConfig
 from aem.store import Store
@@ -70,14 +70,14 @@ def check_metrics(
     for choice in spec.checks:
         if choice.name in GATE_METRICS:  # groundedness: its metrics as configured
             names = GATE_METRICS[choice.name]
-            built.extend(specs[n].create(dict(config.metrics.tables.get(n, {}))) for n in names)
+            built.extend(build(specs[n], config.metrics.tables.get(n, {})) for n in names)
             continue
         table = dict(config.metrics.tables.get(choice.name, {}))
         if choice.threshold is not None:
             table["threshold"] = choice.threshold
         if choice.name in judged:
             table["judge"] = choice.judge
-        metric = specs[choice.name].create(table)
+        metric = build(specs[choice.name], table)
         if choice.name in judged and choice.judge:
             metric.judge = build_judge(choice.judge, config, comparator)  # type: ignore[attr-defined]
         built.append(metric)

@@ -18,7 +18,7 @@ from aem.compare.core import SemanticComparator
 from aem.compare.extract import StatedValue, extract_values
 from aem.evidence import SeenValues
 from aem.judges.base import JudgeRequest, JudgeVerdict
-from aem.judges.kinds import JudgeResources
+from aem.judges.kinds import JudgeServices
 from aem.judges.settings import EMBEDDED, EmbeddedJudgeSettings
 from aem.vocabulary import DECLINE_CUES
 
@@ -51,11 +51,10 @@ class EmbeddedJudge:
 
     @classmethod
     def from_settings(
-        cls, name: str, settings: EmbeddedJudgeSettings, resources: JudgeResources
+        cls, settings: EmbeddedJudgeSettings, services: JudgeServices
     ) -> EmbeddedJudge:
         """Whatever the table's name, its verdicts say ``embedded``: it is one judge."""
-        del name
-        return cls(resources.comparator, settings)
+        return cls(services.comparator, settings)
 
     @property
     def comparator(self) -> SemanticComparator:

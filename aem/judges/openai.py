@@ -27,7 +27,7 @@ from typing import Any
 from aem.http import HttpClient, HttpError, RetryPolicy
 from aem.judges.base import JudgeRequest, JudgeVerdict
 from aem.judges.guard import JudgeGuard
-from aem.judges.kinds import JudgeResources
+from aem.judges.kinds import JudgeServices
 from aem.judges.parse import ReplyError, parse_score_reply, parse_step_reply
 from aem.judges.prompts import render_messages, verdict_schema
 from aem.judges.settings import OpenAIJudgeSettings
@@ -82,11 +82,8 @@ class OpenAIJudge:
     Settings = OpenAIJudgeSettings
 
     @classmethod
-    def from_settings(
-        cls, name: str, settings: OpenAIJudgeSettings, resources: JudgeResources
-    ) -> OpenAIJudge:
-        del resources  # a model reads the text itself
-        return cls(name, settings)
+    def from_settings(cls, settings: OpenAIJudgeSettings, services: JudgeServices) -> OpenAIJudge:
+        return cls(services.name, settings)  # a model reads the text itself: no comparator
 
     def __init__(
         self,

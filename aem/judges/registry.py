@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from aem.compare.core import SemanticComparator, lazy_comparator
 from aem.compare.settings import CompareSettings
 from aem.judges.base import Judge, JudgeConfigError
-from aem.judges.kinds import JudgeResources, build_from_settings
+from aem.judges.kinds import JudgeServices, build_from_settings
 from aem.judges.settings import EMBEDDED, EmbeddedJudgeSettings
 from aem.strict import closest
 
@@ -52,5 +52,5 @@ def build_judge(
             f"no judge named {name!r}{closest(name, known)}; known: {', '.join(known)} "
             "(define others in [judges.<name>])"
         )
-    resources = JudgeResources(comparator or lazy_comparator(config.compare))
-    return build_from_settings(name, settings, resources)
+    services = JudgeServices(name, comparator or lazy_comparator(config.compare))
+    return build_from_settings(settings, services)

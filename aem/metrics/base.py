@@ -8,7 +8,11 @@ A metric is a class with three declarations and one method:
   that depend on it) or ``"observation"`` (reported, never a root cause);
 * ``Settings`` — a pydantic model (:class:`MetricSettings`: unknown keys are errors,
   ``Literal`` for choices); AEM validates the metric's configuration table against it
-  at load and passes the result to the constructor, ``Metric(settings)``;
+  at load and builds the metric with ``Metric.from_settings(settings, services)``, the
+  one convention of every plug-in kind (:class:`BaseMetric`'s returns ``cls(settings)``);
+* ``band`` — where its results sit among a turn's results, one of the named bands of
+  :data:`aem.plugins.METRIC_BANDS` (a plug-in's default, ``"plugin"``, is after every
+  built-in metric and before the checks); the first failed cause names a root cause;
 * ``case_fields`` — the case fields it reads, typed (:class:`~aem.cases.CaseField`):
   ``case_fields = (CaseField("expect_data", bool | list[str], required=False),)``. Read
   them with ``FIELD.value(context.case)``: the value is checked against the declared type
@@ -28,7 +32,7 @@ and shared by every metric. Register a metric in the ``aem.metrics`` entry-point
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import ClassVar, Generic, Literal, Protocol, TypeVar, cast, runtime_checkable
+from typing import Any, ClassVar, Generic, Literal, Protocol, Self, TypeVar, cast, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -39,8 +43,8 @@ from aem.model import MetricResult
 Role = Literal["cause", "observation"]
 CAUSE: Role = "cause"
 OBSERVATION: Role = "observation"
-# Where a plug-in's results go among a turn's results when it declares no precedence.
-DEFAULT_PRECEDENCE = 100
+# Where a plug-in's results go among a turn's results when it declares no band.
+DEFAULT_BAND = "plugin"
 
 
 class MetricSettings(BaseModel):
@@ -55,8 +59,8 @@ class NoSettings(MetricSettings):
 
 @runtime_checkable
 class Metric(Protocol):
-    """What the evaluator runs. ``role``, ``Settings`` and ``precedence`` are optional
-    class attributes read by the registry (see the module docstring)."""
+    """What the evaluator runs. ``role``, ``Settings``, ``band`` and ``from_settings`` are
+    optional class attributes read by the registry (see the module docstring)."""
 
     name: str
 
@@ -69,14 +73,14 @@ S = TypeVar("S", bound=BaseModel)
 class BaseMetric(Generic[S]):
     """Optional base: the declarations with their defaults, and ``self.settings``.
 
-    A subclass sets ``name`` and, as needed, ``role``, ``precedence``, ``Settings`` and
+    A subclass sets ``name`` and, as needed, ``role``, ``band``, ``Settings`` and
     ``case_fields``; ``Metric()`` then runs with the default settings, ``Metric(settings)``
-    with others.
+    with others, and ``from_settings(settings, services)`` is how AEM builds it.
     """
 
     name: ClassVar[str]
     role: ClassVar[Role] = CAUSE
-    precedence: ClassVar[int] = DEFAULT_PRECEDENCE
+    band: ClassVar[str] = DEFAULT_BAND
     Settings: ClassVar[type[BaseModel]] = NoSettings
     case_fields: ClassVar[CaseFields] = ()
     # Provenance of its verdicts (aem.provenance): what kind of evaluator decides, and the
@@ -86,6 +90,13 @@ class BaseMetric(Generic[S]):
 
     def __init__(self, settings: S | None = None) -> None:
         self.settings: S = settings if settings is not None else cast(S, self.Settings())
+
+    @classmethod
+    def from_settings(cls, settings: S, services: Any = None) -> Self:
+        """The one build convention of every plug-in kind (:mod:`aem.plugins`): a metric
+        needs nothing lent (it reads ``context.services`` while it evaluates)."""
+        del services
+        return cls(settings)
 
     def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:
         raise NotImplementedError
@@ -103,7 +114,7 @@ result = MetricResult.for_turn
 
 __all__ = [
     "CAUSE",
-    "DEFAULT_PRECEDENCE",
+    "DEFAULT_BAND",
     "OBSERVATION",
     "AnyOf",
     "BaseMetric",

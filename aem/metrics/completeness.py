@@ -85,7 +85,7 @@ class CompletenessSettings(MetricSettings):
 class Completeness(BaseMetric[CompletenessSettings]):
     name = NAME
     evaluator_type = "embedding"
-    precedence = 50
+    band = "completeness"
     Settings = CompletenessSettings
 
     def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:

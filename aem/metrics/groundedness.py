@@ -103,7 +103,7 @@ def _count(grounding: Grounding) -> str:
 class Groundedness(BaseMetric[GroundednessSettings]):
     name = NAME
     evaluator_type = "embedding"
-    precedence = 45
+    band = "grounding"
     Settings = GroundednessSettings
     case_fields = (REQUIRES_CONTEXT,)
 

@@ -212,7 +212,7 @@ class RefusalSettings(MetricSettings):
 class Refusal(BaseMetric[RefusalSettings]):
     name = NAME
     evaluator_type = "embedding"
-    precedence = 46
+    band = "refusal"
     Settings = RefusalSettings
 
     def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:

@@ -1,6 +1,7 @@
-"""Which metrics run: everything in the ``aem.metrics`` entry-point group (the built-ins
-are registered there too) plus ``metrics.plugins``, each built from its checked settings.
-Loading and the shape check are the extension kernel's (:mod:`aem.plugins`).
+"""Which metrics run: the ``aem.metrics`` and ``aem.checks`` entry-point groups (the
+built-ins are registered there too) plus ``metrics.plugins``, each built from its checked
+settings. Loading, the shape check, the order (named bands) and the one way to build
+(``from_settings(settings, services)``) are the extension kernel's (:mod:`aem.plugins`).
 
 Why one path for built-ins and plug-ins: a plug-in then gets exactly what a built-in
 gets — its own ``[metrics."<name>"]`` table, validated against its own settings model
@@ -9,101 +10,21 @@ at load, with errors that name the key.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from aem import plugins
-from aem.metrics.base import (
-    CAUSE,
-    DEFAULT_PRECEDENCE,
-    OBSERVATION,
-    Metric,
-    NoSettings,
-    Role,
-)
+from aem.metrics.base import Metric
 from aem.settings import AemConfig
 from aem.strict import MOVED_KEYS, ConfigError, closest, config_error, dotted_key
 
-ENTRY_POINT_GROUP = plugins.METRIC.group
-# Checks are metrics too (aem.checks.base): registered once, in their own group, read after
-# the metrics' so their results keep their place among a turn's results; an audit runs
-# one only where asked (:func:`for_audit`).
-CHECKS_GROUP = plugins.CHECK.group
 
-
-@dataclass(frozen=True)
-class MetricSpec:
-    """A registered metric before it is built: its name, role, settings model, origin.
-
-    ``precedence`` orders a turn's results (and so which failed metric names a root
-    cause first); ties keep registration order.
-    """
-
-    name: str
-    role: Role
-    settings_model: type[BaseModel]
-    precedence: int
-    origin: str
-    target: Any
-
-    def create(self, table: dict[str, Any]) -> Metric:
-        """Validate ``table`` against the settings model and build the metric."""
-        try:
-            settings = self.settings_model.model_validate(table)
-        except ValidationError as exc:
-            raise config_error(exc, ("metrics", self.name), self.settings_model) from exc
-        if not isinstance(self.target, type):
-            instance: Metric = self.target  # already built, takes no settings
-            return instance
-        built: Metric
-        if self.settings_model is NoSettings and not hasattr(self.target, "Settings"):
-            built = self.target()
-        else:
-            built = self.target(settings)
-        return built
-
-
-def _spec(plugin: plugins.Plugin) -> MetricSpec:
-    """What a loaded metric (or check) declares beyond the kernel's shape: its role and
-    precedence."""
-    obj = plugin.target
-    role = getattr(obj, "role", CAUSE)
-    if role not in (CAUSE, OBSERVATION):
-        raise plugins.PluginError(
-            plugin.kind.kind,
-            plugin.entry_point,
-            plugin.origin,
-            f"role must be 'cause' or 'observation', not {role!r}",
-        )
-    model = plugin.settings_model if isinstance(obj, type) else NoSettings
-    if model is plugins.NoPluginSettings:
-        model = NoSettings
-    precedence = int(getattr(obj, "precedence", DEFAULT_PRECEDENCE))
-    return MetricSpec(plugin.name, role, model, precedence, plugin.origin, obj)
-
-
-def describe(obj: Any, origin: str) -> MetricSpec:
-    """Read what a metric class (or instance) declares; reject what is not a metric."""
-    module = getattr(obj, "__module__", "?")
-    try:
-        return _spec(plugins.checked(plugins.METRIC, obj, origin, module, origin))
-    except plugins.PluginError as exc:
-        raise ConfigError(str(exc)) from exc
-
-
-def load_plugin(spec: str) -> Any:
-    """``"package.module:attribute"`` → the object it names (a metric class or instance)."""
-    try:
-        return plugins.from_reference(plugins.METRIC, spec, "metrics.plugins").target
-    except plugins.PluginError as exc:
-        raise ConfigError(str(exc)) from exc
-
-
-def registered_metrics(plugins_: Sequence[str] = ()) -> list[MetricSpec]:
-    """Every known metric: entry points (built-ins included), then configured plug-ins.
+def registered_metrics(plugins_: Sequence[str] = ()) -> list[plugins.Plugin]:
+    """Every known metric and check, in band order: entry points (built-ins included),
+    then configured plug-ins; a criterion over other metrics (``decided_by``) is not one.
 
     A metric or check plug-in that does not load is an error here: every metric takes
     part in a verdict, so running without it would change verdicts silently.
@@ -114,17 +35,28 @@ def registered_metrics(plugins_: Sequence[str] = ()) -> list[MetricSpec]:
             group.raise_first_error()
         found = [p for group in loaded for p in group.plugins]
         found += [plugins.from_reference(plugins.METRIC, s, "metrics.plugins") for s in plugins_]
-        specs = [_spec(p) for p in found]
     except plugins.PluginError as exc:
         raise ConfigError(str(exc)) from exc
+    found = [p for p in found if not hasattr(p.target, "decided_by")]
     seen: dict[str, str] = {}
-    for spec in specs:
-        if spec.name in seen:
+    for plugin in found:
+        if plugin.name in seen:
             raise ConfigError(
-                f"two metrics report as {spec.name!r}: {seen[spec.name]} and {spec.origin}"
+                f"two metrics report as {plugin.name!r}: {seen[plugin.name]} and {plugin.origin}"
             )
-        seen[spec.name] = spec.origin
-    return sorted(specs, key=lambda s: s.precedence)
+        seen[plugin.name] = plugin.origin
+    return sorted(found, key=lambda p: plugins.METRIC.rank(p.target))
+
+
+def build(plugin: plugins.Plugin, table: Mapping[str, Any]) -> Metric:
+    """The metric ``plugin`` built from its ``[metrics."<name>"]`` table (a bad key is a
+    :class:`ConfigError` naming it)."""
+    try:
+        settings = plugin.settings(table)
+    except ValidationError as exc:
+        raise config_error(exc, ("metrics", plugin.name), plugin.settings_model) from exc
+    built: Metric = plugin.build(settings)
+    return built
 
 
 def _unknown_metric(name: str, known: set[str], key: str) -> ConfigError:
@@ -139,16 +71,16 @@ class ResolvedMetrics:
 
     ``specs`` is every registered metric and check (disabled ones included: dataset tests
     list checks a configuration switched off), ``metrics`` the built ones that run, in
-    precedence order. Why one object: building a metric validates its settings table and
-    may import a plug-in; the loader, the evaluator and the dataset tests each did that
-    again, and could disagree if a plug-in's entry points changed in between.
+    band order. Why one object: building a metric validates its settings table and may
+    import a plug-in; the loader, the evaluator and the dataset tests each did that again,
+    and could disagree if a plug-in's entry points changed in between.
     """
 
     config: AemConfig
-    specs: tuple[MetricSpec, ...]
+    specs: tuple[plugins.Plugin, ...]
     metrics: tuple[Metric, ...]
 
-    def spec(self, name: str) -> MetricSpec | None:
+    def spec(self, name: str) -> plugins.Plugin | None:
         """The registered metric or check reporting as ``name``."""
         return next((s for s in self.specs if s.name == name), None)
 
@@ -164,11 +96,10 @@ def resolve(config: AemConfig) -> ResolvedMetrics:
     for name in config.metrics.disabled:
         if name not in known:
             raise _unknown_metric(name, known, "metrics.disabled")
-    disabled = set(config.metrics.disabled)
-    running = [s for s in specs if s.name not in disabled]
+    running = [s for s in specs if s.name not in set(config.metrics.disabled)]
     names = frozenset(s.name for s in running)
     built = tuple(
-        for_audit(s.create(tables.get(s.name, {})), s.name in tables, names) for s in running
+        for_audit(build(s, tables.get(s.name, {})), s.name in tables, names) for s in running
     )
     return ResolvedMetrics(config, tuple(specs), built)
 

@@ -61,7 +61,7 @@ def _expects_data(context: MetricContext, tool: str) -> bool:
 
 class ToolExecution(BaseMetric[ToolExecutionSettings]):
     name = NAME
-    precedence = 10
+    band = "execution"
     Settings = ToolExecutionSettings
     case_fields = (EXPECT_DATA,)
 

@@ -83,7 +83,7 @@ def _quoted(turn: Turn) -> Evidence:
 
 class ToolRepetition(BaseMetric[ToolRepetitionSettings]):
     name = NAME
-    precedence = 60
+    band = "repetition"
     Settings = ToolRepetitionSettings
 
     def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:

@@ -57,7 +57,7 @@ class ToolChoice(BaseMetric[NoSettings]):
     in the declared order."""
 
     name = TOOL_CHOICE
-    precedence = 20
+    band = "choice"
 
     def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:
         found = context.tool_set_match
@@ -275,7 +275,7 @@ class ArgumentValidity(BaseMetric[NoSettings]):
     """Were the arguments right: against the paired expected call, and the declared schema."""
 
     name = ARGUMENT_VALIDITY
-    precedence = 30
+    band = "arguments"
 
     def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:
         checks = _SchemaChecks(context.session.tool_definitions)

@@ -196,7 +196,7 @@ class _Support:
 
 class Truthfulness(BaseMetric[TruthfulnessSettings]):
     name = NAME
-    precedence = 40
+    band = "truth"
     Settings = TruthfulnessSettings
 
     def evaluate(self, context: MetricContext) -> Iterable[MetricResult]:

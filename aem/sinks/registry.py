@@ -4,7 +4,8 @@
 Why entry points for the built-ins too (the OTel SDK registers its exporters the same
 way): one mechanism, so a third-party sink is as much a first-class citizen as ours, and
 the registry — not an if-chain — decides what ``[sinks.<name>]`` may name. A broken sink
-plug-in is an error only when a configuration names it; the other sinks still work.
+plug-in is an error (:class:`aem.plugins.PluginError`) only when a configuration names
+it; the other sinks still work.
 """
 
 from __future__ import annotations
@@ -14,12 +15,6 @@ from typing import Any
 
 from aem import plugins
 from aem.sinks.base import Sink, SinkSettings, SinkType
-
-ENTRY_POINT_GROUP = plugins.SINK.group
-
-
-class SinkRegistryError(plugins.PluginError):
-    """A sink entry point that does not load or is not a sink type."""
 
 
 def sink_types() -> dict[str, SinkType]:
@@ -41,10 +36,4 @@ def build_sinks(configured: Mapping[str, SinkSettings]) -> list[Sink]:
     ]
 
 
-__all__ = [
-    "ENTRY_POINT_GROUP",
-    "SinkRegistryError",
-    "build_sinks",
-    "sink_types",
-    "validate_sink_settings",
-]
+__all__ = ["build_sinks", "sink_types", "validate_sink_settings"]

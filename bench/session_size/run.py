@@ -96,16 +96,20 @@ def installed_metrics(disabled: list[str]) -> list[Any]:
     work tree's, which may name metrics a timed revision does not have yet."""
     from importlib.metadata import entry_points
 
-    from aem.metrics.registry import ENTRY_POINT_GROUP, describe
+    from aem import plugins
 
-    specs = []
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
+    found = []
+    for entry in entry_points(group=plugins.METRIC.group):
         try:
-            specs.append(describe(entry.load(), entry.name))
+            found.append(
+                plugins.checked(plugins.METRIC, entry.load(), entry.name, entry.module, "")
+            )
         except ImportError:
             continue
-    specs.sort(key=lambda spec: spec.precedence)
-    return [spec.create({}) for spec in specs if spec.name not in disabled]
+    # Named bands order them; a revision from before the bands, its precedence numbers.
+    rank = getattr(plugins.METRIC, "rank", lambda t: getattr(t, "precedence", 100))
+    found.sort(key=lambda p: rank(p.target))
+    return [p.build(p.settings({})) for p in found if p.name not in disabled]
 
 
 def slope(points: list[tuple[float, float]]) -> float:

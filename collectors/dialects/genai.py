@@ -261,7 +261,7 @@ class GenAIDialect(BaseDialect):
     """The OTel GenAI conventions; after OpenInference, whose spans may carry copies."""
 
     name = "genai"
-    order = 20
+    band = "convention"
     session_keys = (SessionKey("gen_ai.conversation.id", 0),)
 
     def claims(self, span: SpanRecord) -> bool:

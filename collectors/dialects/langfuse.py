@@ -15,7 +15,7 @@ class LangfuseDialect(BaseDialect):
     """Claims no span; contributes the fourth session key."""
 
     name = "langfuse"
-    order = 90
+    band = "fallback"
     session_keys = (SessionKey("langfuse.session.id", 30),)
 
 

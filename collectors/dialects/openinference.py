@@ -236,7 +236,7 @@ class OpenInferenceDialect(BaseDialect):
     CHAIN or graph-node span must stay glue rather than be read again as GenAI."""
 
     name = "openinference"
-    order = 10
+    band = "framework"
     exclusive = True
     session_keys = (SessionKey("session.id", 10),)
 

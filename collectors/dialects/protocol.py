@@ -34,14 +34,16 @@ class SessionKey:
 class Dialect(Protocol):
     """One telemetry dialect (a semantic convention, or a framework's own shape).
 
-    ``order``: dialects are asked in ascending order; the first that claims a span and
-    observes something wins. ``exclusive``: a span it claims is never offered to later
-    dialects even when it observes nothing there (its glue spans may carry copies of
-    another dialect's attributes that must not be read twice).
+    ``band``: dialects are asked band by band (:data:`aem.plugins.DIALECT_BANDS`:
+    ``framework``, ``convention``, ``legacy``, ``vendor``, ``fallback``, ``plugin``), in
+    group order inside a band; the first that claims a span and observes something wins.
+    ``exclusive``: a span it claims is never offered to later dialects even when it
+    observes nothing there (its glue spans may carry copies of another dialect's
+    attributes that must not be read twice).
     """
 
     name: str
-    order: int
+    band: str
     exclusive: bool
     session_keys: Sequence[SessionKey]
 
@@ -69,7 +71,7 @@ class BaseDialect:
     """Defaults for the optional parts, so a dialect writes only what it reads."""
 
     name: str = ""
-    order: int = 100
+    band: str = "plugin"
     exclusive: bool = False
     session_keys: Sequence[SessionKey] = ()
 

@@ -1,9 +1,9 @@
 """Which dialects exist and in what order: the ``aem.dialects`` entry-point group, loaded
-by the extension kernel (:mod:`aem.plugins`).
+and put in band order by the extension kernel (:mod:`aem.plugins`).
 
 The built-ins are registered the same way in ``pyproject.toml``, so a third-party
-dialect is as much a first-class citizen as ours and the order — not an if-chain —
-decides who reads a span. Loaded once per process; :func:`reload` forgets the cache
+dialect is as much a first-class citizen as ours and the bands — not an if-chain —
+decide who reads a span. Loaded once per process; :func:`reload` forgets the cache
 (tests, or a host that installs a plug-in at run time).
 """
 
@@ -22,19 +22,11 @@ from collectors.dialects.protocol import Dialect, SessionKey
 ENTRY_POINT_GROUP = plugins.DIALECT.group
 
 
-class DialectRegistryError(plugins.PluginError):
-    """A dialect entry point that does not load or does not implement the protocol."""
-
-
 def _ordered(loaded: plugins.Loaded) -> tuple[Dialect, ...]:
     """The loaded dialects in the order they are asked; a broken one is the error (a
     span it would have read would silently be glue)."""
-    try:
-        loaded.raise_first_error()
-    except plugins.PluginError as exc:
-        raise DialectRegistryError(exc.kind, exc.entry_point, exc.origin, exc.problem) from exc
-    found: list[Dialect] = [p.target for p in loaded.plugins]
-    return tuple(sorted(found, key=lambda d: (d.order, d.name)))
+    loaded.raise_first_error()
+    return tuple(p.target for p in loaded.plugins)
 
 
 def load_dialects(found: Iterable[EntryPoint]) -> tuple[Dialect, ...]:
@@ -52,7 +44,7 @@ def dialects() -> tuple[Dialect, ...]:
     """
     found = _ordered(plugins.load(plugins.DIALECT))
     if not found:
-        raise DialectRegistryError(
+        raise plugins.PluginError(
             "dialect",
             "(none)",
             "the installed distributions",

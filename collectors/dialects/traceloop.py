@@ -48,7 +48,7 @@ class TraceloopDialect(BaseDialect):
     """Decorated ``@tool`` / ``@agent`` spans; workflows and tasks are glue."""
 
     name = "traceloop"
-    order = 40
+    band = "vendor"
     session_keys = (SessionKey("traceloop.association.properties.session_id", 20),)
 
     def claims(self, span: SpanRecord) -> bool:

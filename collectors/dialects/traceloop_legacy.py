@@ -65,7 +65,7 @@ class TraceloopLegacyDialect(BaseDialect):
     """Model calls in the flattened legacy shape; asked before the decorator dialect."""
 
     name = "traceloop_legacy"
-    order = 30
+    band = "legacy"
 
     def claims(self, span: SpanRecord) -> bool:
         attributes = span.attributes

@@ -95,7 +95,7 @@ class VercelAIDialect(BaseDialect):
     """Provider calls, tool executions and named SDK calls; embeddings are glue."""
 
     name = "vercel_ai"
-    order = 15
+    band = "framework"
     session_keys = (SessionKey("ai.telemetry.metadata.sessionId", 40),)
 
     def claims(self, span: SpanRecord) -> bool:

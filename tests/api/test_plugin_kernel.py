@@ -202,3 +202,59 @@ def test_a_malformed_plugin_fails_only_what_needs_it(install, tmp_path: Path) ->
     with pytest.raises(BackendError, match="span source plug-in 'gone'"):
         open_source("gone://x/y", {})
     assert open_source(f"teamfile://{WEATHER}", {}).name == f"teamfile://{WEATHER}"
+
+
+class _Strict(plugins.NoPluginSettings):
+    pass
+
+
+def test_a_plugin_written_to_an_older_build_convention_is_named_at_load() -> None:
+    """One convention, from_settings(settings, services), checked when the plug-in loads:
+    a judge kind's old (name, settings, resources) or a sink's old (settings) is an error
+    naming the entry point and what it needs, not a TypeError when a run builds it."""
+
+    class OldJudge:
+        kind, Settings = "old", _Strict
+
+        @classmethod
+        def from_settings(cls, name, settings, resources):
+            return cls()
+
+    class OldSink:
+        name, Settings = "oldsink", _Strict
+
+        @classmethod
+        def from_settings(cls, settings):
+            return cls()
+
+    needs = r"needs `from_settings` \(a callable from_settings\(settings, services\)\)"
+    for kind, old in ((plugins.JUDGE_KIND, OldJudge), (plugins.SINK, OldSink)):
+        with pytest.raises(plugins.PluginError, match=f"plug-in 'old' from team .*{needs}"):
+            plugins.checked(kind, old, "old", "team", "team 1.0")
+
+
+def test_a_metric_class_without_from_settings_still_builds_with_a_deprecation() -> None:
+    class Legacy:
+        name, Settings = "legacy", _Strict
+
+        def __init__(self, settings):
+            self.settings = settings
+
+        def evaluate(self, context):
+            return iter(())
+
+    plugin = plugins.checked(plugins.METRIC, Legacy, "legacy", "team", "team 1.0")
+    with pytest.warns(DeprecationWarning, match="'legacy' from team .*declares no from_settings"):
+        built = plugin.build(plugin.settings({}))
+    assert isinstance(built, Legacy) and isinstance(built.settings, _Strict)
+
+
+def test_a_plugin_naming_a_band_the_kind_does_not_have_is_named_with_the_bands() -> None:
+    class Early:
+        name, band = "early", "first"
+
+        def evaluate(self, context):
+            return iter(())
+
+    with pytest.raises(plugins.PluginError, match=r"`band` \(one of execution, choice, "):
+        plugins.checked(plugins.METRIC, Early, "early", "team", "team 1.0")

@@ -13,9 +13,10 @@ def test_configured_plugin_metric_is_run_and_propagated(tmp_path: Path, monkeypa
     (tmp_path / "team_metrics.py").write_text(
         textwrap.dedent(
             """
+            from aem.metrics.base import BaseMetric
             from aem.model import MetricResult, Outcome
 
-            class NoAdd:
+            class NoAdd(BaseMetric):
                 name = "team.no_add"
 
                 def evaluate(self, context):
@@ -40,7 +41,8 @@ def test_configured_plugin_metric_is_run_and_propagated(tmp_path: Path, monkeypa
 
 def test_broken_plugin_is_an_error_outcome_not_a_crash(tmp_path: Path, monkeypatch) -> None:
     (tmp_path / "broken_metrics.py").write_text(
-        "class Boom:\n    name = 'team.boom'\n"
+        "from aem.metrics.base import BaseMetric\n"
+        "class Boom(BaseMetric):\n    name = 'team.boom'\n"
         "    def evaluate(self, context):\n        raise RuntimeError('bad')\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))

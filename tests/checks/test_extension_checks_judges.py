@@ -53,8 +53,8 @@ class RecordingJudge:
     Settings = RecorderSettings
 
     @classmethod
-    def from_settings(cls, name, settings, resources):
-        return cls(name, settings)
+    def from_settings(cls, settings, services):
+        return cls(services.name, settings)
 
     def __init__(self, name, settings):
         self.name, self.settings = name, settings

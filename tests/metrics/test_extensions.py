@@ -55,7 +55,7 @@ class TeeSink:
     Settings = TeeSettings
 
     @classmethod
-    def from_settings(cls, settings):
+    def from_settings(cls, settings, services):
         return cls(settings.target)
 
     def __init__(self, target):

@@ -39,7 +39,7 @@ class TeeSink:
     Settings = TeeSettings
 
     @classmethod
-    def from_settings(cls, settings):
+    def from_settings(cls, settings, services):
         return cls(settings)
 
     def __init__(self, settings):
