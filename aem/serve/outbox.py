@@ -124,8 +124,12 @@ def holds_session(conn: sqlite3.Connection, sinks: Sequence[str], session_id: st
 
 
 @dataclass(frozen=True)
-class RetryPolicy:
-    """Exponential backoff with jitter, capped; attempts never stop (nothing is dropped)."""
+class RedeliverySchedule:
+    """When the outbox offers a sink its pending rows again after a failed delivery:
+    exponential backoff with jitter, capped; attempts never stop (nothing is dropped).
+
+    Not :class:`aem.http.RetryPolicy`, which decides whether one HTTP request is asked
+    again within a delivery; this schedules the next delivery of rows still pending."""
 
     initial: float = defaults.DELIVERY_RETRY_INITIAL_SECONDS
     maximum: float = defaults.DELIVERY_RETRY_MAX_SECONDS
@@ -152,7 +156,7 @@ class SinkWorker:
         sink: Sink,
         *,
         batch: int,
-        retry: RetryPolicy,
+        retry: RedeliverySchedule,
         poll_seconds: float,
         on_delivered: Callable[[str, list[float]], None] | None = None,
     ) -> None:
@@ -287,7 +291,7 @@ class Outbox:
         sinks: Sequence[Sink],
         *,
         batch: int = defaults.DELIVERY_BATCH,
-        retry: RetryPolicy | None = None,
+        retry: RedeliverySchedule | None = None,
         poll_seconds: float = defaults.DELIVERY_POLL_SECONDS,
         on_delivered: Callable[[str, list[float]], None] | None = None,
     ) -> None:
@@ -297,7 +301,7 @@ class Outbox:
                 path,
                 sink,
                 batch=batch,
-                retry=retry or RetryPolicy(),
+                retry=retry or RedeliverySchedule(),
                 poll_seconds=poll_seconds,
                 on_delivered=on_delivered,
             )

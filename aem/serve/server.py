@@ -25,7 +25,7 @@ from aem.serve import defaults
 from aem.serve.budget import Budget, BudgetLimits
 from aem.serve.intake import Intake
 from aem.serve.ops import ServeMetrics
-from aem.serve.outbox import Outbox, RetryPolicy
+from aem.serve.outbox import Outbox, RedeliverySchedule
 from aem.serve.pipeline import Evaluate, Pipeline, PipelineLimits
 from aem.serve.queues import SpanQueue
 from aem.serve.rawrequests import settle_raw_requests
@@ -107,7 +107,7 @@ def _outbox(settings: ServeSettings, sinks: list[Sink], metrics: ServeMetrics) -
         settings.spool_path,
         sinks,
         batch=settings.delivery_batch,
-        retry=RetryPolicy(
+        retry=RedeliverySchedule(
             settings.delivery_retry_initial_seconds, settings.delivery_retry_max_seconds
         ),
         poll_seconds=settings.delivery_poll_seconds,
