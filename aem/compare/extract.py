@@ -41,6 +41,16 @@ class StatedValue:
     end: int
     unit: str | None = None
 
+    @property
+    def number(self) -> float:
+        """The number a ``number`` value states, typed (``value`` is a float for that
+        kind only). Why an accessor: the callers that compare numbers read it in one
+        place instead of each casting ``value`` past the type checker. Any other kind
+        is a ``ValueError``, as ``float()`` of its value was."""
+        if isinstance(self.value, int | float):
+            return float(self.value)
+        raise ValueError(f"a {self.kind} value states no number: {self.raw!r}")
+
 
 # A text with the settings that change how it reads → its values, in the session cache
 # while a :func:`values_memoised` block runs.

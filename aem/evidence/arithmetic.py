@@ -137,7 +137,7 @@ def _amounts_as_numbers(text: str) -> str:
     out, last = [], 0
     for value in extract_values(text):
         if value.kind == "number" and value.unit is not None and value.unit.isupper():
-            out += [text[last : value.start], repr(float(value.value))]  # type: ignore[arg-type]
+            out += [text[last : value.start], repr(value.number)]
             last = value.end
     return "".join(out) + text[last:]
 

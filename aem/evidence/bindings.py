@@ -248,7 +248,7 @@ def _call_result(given: Stated) -> Contradiction | None:
         others = [v for v in numbers if float(v.value) not in said]  # type: ignore[arg-type]
         if len(others) != 1 or others[0].start + offset != value.start:
             continue
-        stated = float(value.value)  # type: ignore[arg-type]
+        stated = value.number
         if not math.isclose(stated, result, rel_tol=settings.number_rel_tol, abs_tol=1e-9):
             return Contradiction(
                 value.raw, shown_number(result), f"{call.source} result", "call result"
@@ -381,7 +381,7 @@ def _record_field(stated: Stated) -> Contradiction | None:
     where, (key, (_, bound, raw)) = chosen[0]
     if bound == value.value or (
         isinstance(bound, float)
-        and math.isclose(bound, float(value.value), rel_tol=settings.number_rel_tol)  # type: ignore[arg-type]
+        and math.isclose(bound, value.number, rel_tol=settings.number_rel_tol)
     ):
         return None
     return Contradiction(value.raw, raw, f"{key} in {where}", "record field")
@@ -459,7 +459,7 @@ def _list_count(stated: Stated) -> Contradiction | None:
     if len(lists) != 1:
         return None
     source, key, length = lists[0]
-    if length == float(value.value):  # type: ignore[arg-type]
+    if length == value.number:
         return None
     return Contradiction(value.raw, str(length), f"the list {key} in {source} result", "list count")
 
@@ -482,7 +482,7 @@ def _measure(value: StatedValue) -> tuple[float, str] | None:
     """A measurement a value states: a number with a unit that is not a currency, or an
     id shaped like one ("14C", read as an id: digits, then a short unit)."""
     if value.kind == "number" and value.unit and not value.unit.isupper():
-        return float(value.value), value.unit.lower()  # type: ignore[arg-type]
+        return value.number, value.unit.lower()
     found = _MEASURE.match(value.raw) if value.kind == "id" else None
     if found is None:
         return None

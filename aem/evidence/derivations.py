@@ -145,7 +145,7 @@ class ValueClaim:
 
     @property
     def number(self) -> float:
-        return float(self.value.value)  # type: ignore[arg-type]
+        return self.value.number
 
     @cached_property
     def tolerance(self) -> float:
@@ -299,7 +299,7 @@ def _position(quantity: Quantity) -> int:
 
 
 def _amount(value: StatedValue) -> float:
-    return float(value.value)  # type: ignore[arg-type]
+    return value.number
 
 
 def _near(total: float, number: float, tolerance: float) -> bool:

@@ -147,7 +147,7 @@ def judge_value(
 
 def _counts_checkable(value: StatedValue) -> bool:
     """Checkable as a count only: a small bare integer (no unit, under 100)."""
-    return value.unit is None and float(value.value) < 100  # type: ignore[arg-type]
+    return value.unit is None and value.number < 100
 
 
 def _enumerated(noun: str, seen: SeenValues, text: str) -> bool:

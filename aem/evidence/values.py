@@ -146,7 +146,7 @@ def is_distinctive(value: StatedValue, text: str = "") -> bool:
     numbering, steps and clock hours are not."""
     if value.kind != "number":
         return True
-    number = float(value.value)  # type: ignore[arg-type]
+    number = value.number
     if value.unit is not None or abs(number) >= 100 or not number.is_integer():
         return True
     return counted_noun(value, text) is not None
@@ -156,7 +156,7 @@ def counted_noun(value: StatedValue, text: str) -> str | None:
     """The noun a small whole number counts in ``text`` ("3 options" → ``options``)."""
     if value.kind != "number":
         return None
-    number = float(value.value)  # type: ignore[arg-type]
+    number = value.number
     if not number.is_integer() or not 2 <= number <= _MAX_COUNTED:
         return None
     if not text or text[value.start : value.end] != value.raw:
@@ -307,7 +307,7 @@ class SeenValues:
         """The values of ``text`` (decoded) and of the JSON structure of ``written``."""
         for value in extract_values(text, settings, words=True):
             if value.kind == "number":
-                number = float(value.value)  # type: ignore[arg-type]
+                number = value.number
                 self.numbers.append(number)
                 if keyed:
                     self.quantities.append(Quantity(number, value.raw, value.unit, None, source))
@@ -338,7 +338,7 @@ class SeenValues:
         if value.kind == "number":
             if _is_long_run(value):  # a tracking number: digit for digit
                 return _exact(self.numbers, value) or _digits_said(value.raw, self.text)
-            return self._supports_number(float(value.value), value.raw, settings)  # type: ignore[arg-type]
+            return self._supports_number(value.number, value.raw, settings)
         if value.kind in ("date", "period"):
             s, e = day_range(value)
             slack = timedelta(days=date_slack_days)
@@ -383,7 +383,7 @@ class SeenValues:
     def states(self, value: StatedValue, settings: CompareSettings) -> bool:
         """The value itself was said (no derivation, no slack): for coverage checks."""
         if value.kind == "number":
-            return near_any(self.numbers, float(value.value), settings)  # type: ignore[arg-type]
+            return near_any(self.numbers, value.number, settings)
         if value.kind in ("date", "period"):
             s, e = day_range(value)
             return any(es <= s and e <= ee for es, ee, _ in self.dates)
@@ -392,7 +392,7 @@ class SeenValues:
     def closest(self, value: StatedValue) -> str | None:
         """The nearest evidence of the same kind, to quote in an explanation."""
         if value.kind == "number" and self.numbers:
-            number = float(value.value)  # type: ignore[arg-type]
+            number = value.number
             return f"{min(self.numbers, key=lambda n: abs(n - number)):g}"
         if value.kind in ("date", "period") and self.dates:
             start = day_range(value)[0]
@@ -419,7 +419,7 @@ def _digits_said(digits: str, text: str) -> bool:
 
 
 def _exact(numbers: list[float], value: StatedValue) -> bool:
-    number = float(value.value)  # type: ignore[arg-type]
+    number = value.number
     i = bisect.bisect_left(numbers, number)
     return i < len(numbers) and numbers[i] == number
 
@@ -532,7 +532,7 @@ def keyed_quantities(text: str, source: str, settings: CompareSettings) -> list[
         elif isinstance(item, str) and key is not None and len(item) <= 64:
             for value in extract_values(item, settings):
                 if value.kind == "number":
-                    number = float(value.value)  # type: ignore[arg-type]
+                    number = value.number
                     found.append(Quantity(number, value.raw, value.unit, key, source, row))
     return found
 
@@ -601,9 +601,9 @@ class ValueIndex:
         self, value: StatedValue, settings: CompareSettings, slack: int
     ) -> Iterator[list[tuple[int, str]]]:
         if value.kind == "number" and _is_long_run(value):
-            yield from (self.numbers[n] for n in {float(value.value)} if n in self.numbers)  # type: ignore[arg-type]
+            yield from (self.numbers[n] for n in {value.number} if n in self.numbers)
         elif value.kind == "number":
-            yield from self._near(float(value.value), settings)  # type: ignore[arg-type]
+            yield from self._near(value.number, settings)
         elif value.kind in ("date", "period"):
             start, end = day_range(value)
             for shift in range(-slack, slack + 1):
