@@ -1,14 +1,15 @@
 """The ``aem`` command line (typer): the composition root, and the only place with typer.
 
 One module per command or command group, wired here: ``audit`` (with ``pull`` for
-``--from``/``--since``/``--sink`` and ``engines`` for ``--workers``/``--engine``),
-``serve``, ``diff``/``report``/``calibrate`` (``runs``), ``diverge``, ``agreement``,
-``config``, ``taxonomy``, ``scorecard`` (``scorecards``), and ``test``/``threshold``/
-``checks`` (``datatests``). Each parses options, calls plain functions of the package
-that does the work, prints, and exits with a code of the one table in
-:mod:`aem.cli.exit_codes`, which every command's ``--help`` prints; :mod:`aem.cli.errors`
-turns an exception into its code. The CLI is the one part of ``aem`` allowed to reach
-into ``collectors`` (the readers for ``audit``, the live receivers for ``serve``).
+``--from``/``--since``/``--sink``/``--settle`` and ``engines`` for ``--workers``/
+``--engine``), ``serve``, ``diff``/``report``/``calibrate`` (``runs``), ``diverge``,
+``agreement``, ``config`` (``config_cmd``), ``taxonomy`` (with ``taxonomy_suggest``),
+``scorecard`` (``scorecards``), and ``test``/``threshold``/``checks`` (``datatests``).
+Each parses options, calls plain functions of the package that does the work, prints,
+and exits with a code of the one table in :mod:`aem.cli.exit_codes`, which every
+command's ``--help`` prints; :mod:`aem.cli.errors` turns an exception into its code.
+The CLI sits on the top floor (docs/architecture.md): it may import any package below
+it, ``collectors`` included, and nothing imports it.
 """
 
 from __future__ import annotations
