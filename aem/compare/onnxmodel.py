@@ -163,6 +163,16 @@ def exported_model(model_dir: Path, *, int8: bool, cache_dir: Path | None = None
     return quantised
 
 
+def is_exported(model: str, *, int8: bool, cache_dir: Path | None = None) -> bool:
+    """Whether ``model``'s ONNX file is cached already (loading it then takes under a
+    second; exporting it first takes torch and tens of seconds). Nothing is exported."""
+    try:
+        folder = (cache_dir or default_cache_dir()) / _model_key(resolve_model_dir(model))
+    except (ValueError, OSError):
+        return False
+    return (folder / ("model_int8.onnx" if int8 else "model.onnx")).is_file()
+
+
 def _session(path: Path, threads: int | None, hidden_size: int) -> Any:
     """An inference session on ``path``, once the file proves to be this model's export:
     it loads, takes ``input_ids`` and ``attention_mask``, and maps two tokens to two

@@ -172,3 +172,17 @@ def test_two_processes_exporting_into_one_empty_cache_both_succeed(tmp_path: Pat
     assert len(lines) == 1 and lines.pop().startswith("onnx ")
     assert _files(tmp_path) == ["model.onnx"]
     _no_fallback(tmp_path)  # the file left is a complete, loadable export
+
+
+def test_is_exported_tells_a_cached_export_from_a_missing_one_and_writes_nothing(
+    exported: Path, tmp_path: Path
+) -> None:
+    from aem.compare.embedder import default_model_path
+    from aem.compare.onnxmodel import is_exported
+
+    model = default_model_path()
+    assert is_exported(model, int8=False, cache_dir=exported)
+    assert not is_exported(model, int8=True, cache_dir=exported)  # only fp32 was exported
+    assert not is_exported(model, int8=False, cache_dir=tmp_path)
+    assert not is_exported(str(tmp_path / "no-such-model"), int8=False, cache_dir=exported)
+    assert _files(exported) == ["model.onnx"] and _files(tmp_path) == []
