@@ -33,7 +33,7 @@ def test_no_module_of_aem_takes_part_in_an_import_cycle() -> None:
     assert import_cycles("aem", "collectors") == []
 
 
-def test_a_cycle_hidden_in_a_function_or_under_type_checking_is_found(tmp_path: Path, monkeypatch) -> None:
+def test_a_cycle_in_a_function_or_under_type_checking_is_found(tmp_path: Path, monkeypatch) -> None:
     package = tmp_path / "lazyloop"
     package.mkdir()
     (package / "__init__.py").write_text("")
