@@ -240,12 +240,12 @@ def unfinished_exit_code(report: AuditReport, pull: Pull, strict: bool, code: Ex
     return code
 
 
-def _say_waiting(source: str, traces: int, age: float, pause: float, settle: float) -> None:
+def _say_waiting(source: str, age: float, pause: float, settle: float) -> None:
     """One line each time a pull waits for its backend to settle (stderr)."""
     err_console().print(
-        f"{escape(escape_controls(source))}: {traces} trace(s) ended in the last {settle:g} s "
-        f"(the newest {age:.1f} s ago); reading again in {pause:.1f} s until the backend "
-        f"settles (--settle {settle:g}, at most {max_wait(settle):g} s)"
+        f"{escape(escape_controls(source))}: the backend is in use (the newest span ended "
+        f"{age:.1f} s ago); reading again in {pause:.1f} s, until a read finds nothing new "
+        f"(--settle {settle:g}, at most {max_wait(settle):g} s)"
     )
 
 
@@ -315,9 +315,7 @@ def _pull_and_sinks(
             store,
             resolved.config.sources,
             settle=settle,
-            on_wait=lambda source, traces, age, pause: _say_waiting(
-                source, traces, age, pause, settle
-            ),
+            on_wait=lambda source, age, pause: _say_waiting(source, age, pause, settle),
         )
     except (ValueError, OSError, BackendError, StoreError) as exc:
         fail(exc)

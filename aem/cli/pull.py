@@ -69,9 +69,10 @@ SettleOption = Annotated[
     typer.Option(
         min=0,
         metavar="SECONDS",
-        help="with --from: while a span read ended less than SECONDS ago, wait and read "
-        "the last 10 minutes' spans again until none is new (at most max(30, 6 x SECONDS)); "
-        "then say which sessions look unfinished (--strict: exit 2). 0: read once",
+        help="with --from: when a span read started in the last 10 minutes (the backend is "
+        "in use), read those spans again every SECONDS until a read finds nothing new and "
+        "the newest is SECONDS old (at most max(30, 6 x SECONDS) s); then say which "
+        "sessions look unfinished (--strict: exit 2). 0: read once",
     ),
 ]
 

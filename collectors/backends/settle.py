@@ -5,14 +5,15 @@ inserts; an exporter batches for seconds), and a root span ends last. A pull rig
 an agent ran read 132 of 429 spans, exited 0 and said only "orphan_span=1".
 
 What ``aem audit --from … --settle SECONDS`` does, simple enough to state in a sentence:
-after the read, while a span read ended less than ``SECONDS`` before now, the pull waits
-until the newest one is ``SECONDS`` old and reads again the spans that started in the last
-:data:`LOOKBACK_SECONDS` (or the pull's window, if narrower), adding those it had not read
-— until such a re-read adds nothing and the newest span is ``SECONDS`` old (settled), or
-:func:`max_wait` has passed (not settled, said). A read of spans that all ended long ago
-makes no request more; a read a bound stopped is not extended. The spans a re-read adds
-join their sessions as any span would: the sessions of a backend read stay open until the
-read ends.
+when a span read started in the last :data:`LOOKBACK_SECONDS` (the backend is in use), the
+pull reads again the spans that started in that time (or the pull's window, if
+narrower), adding those it had not read, ``SECONDS`` after the previous read began and
+not before the newest span is ``SECONDS`` old — until a re-read adds nothing (settled),
+or :func:`max_wait` has passed (not settled, said). A read of spans that all started
+earlier makes no request more; a read a bound stopped is not extended. The spans a
+re-read adds join their sessions as any span would: the sessions of a backend read stay
+open until the read ends. What it cannot see: a run none of whose spans is stored yet,
+in a project idle for the lookback, looks like no run at all.
 
 After the read, a session *looks unfinished* when a span of it has a parent that was not
 read (an orphan: its parent may not be stored yet) or ended less than ``SECONDS`` before
@@ -35,9 +36,8 @@ DEFAULT_SETTLE_SECONDS = 5.0  # a pull reads on until its newest span is this ol
 LOOKBACK_SECONDS = 600.0  # a re-read asks for the spans that started this long before it
 MIN_MAX_WAIT_SECONDS = 30.0  # the wait ends after max(this, 6 x settle)
 
-# Told before each wait: the source, its traces that ended recently, the newest end's age
-# and the pause, in seconds.
-Waiting = Callable[[str, int, float, float], None]
+# Told before each wait: the source, the newest end's age and the pause, in seconds.
+Waiting = Callable[[str, float, float], None]
 
 
 def max_wait(settle_seconds: float) -> float:
@@ -64,6 +64,7 @@ class Watched:
     read_at: int = 0  # when the latest read (or re-read) began
     newest_end: dict[str, int] = field(default_factory=dict)
     recent: set[tuple[str, str, int]] = field(default_factory=set)
+    in_use: bool = False  # a span read started within the lookback
     rereads: int = 0
     added: int = 0
     waited_seconds: float = 0.0
@@ -79,6 +80,8 @@ class Watched:
                 continue
             if span.start_unix_nano >= since:
                 self.recent.add(key)
+                # A start dated by a wrong clock (2099) is no sign the backend is in use.
+                self.in_use = self.in_use or span.start_unix_nano < self.read_at + FUTURE
             end = span.end_unix_nano
             # A span dated by a wrong clock (reported as future_start) is never "recent".
             if end > self.newest_end.get(span.trace_id, 0) and end < self.read_at + FUTURE:
@@ -133,10 +136,11 @@ class WatchedSource:
             yield from self._settle(window, issues)
 
     def _settle(self, window: SourceWindow, issues: list[InputIssue]) -> Iterator[list[SpanRecord]]:
-        """Re-read the recent spans until a re-read adds nothing and the newest span is
-        settle-old, or :func:`max_wait` passed; no request when nothing read is recent."""
+        """Re-read the recent spans, each re-read ``settle`` seconds after the previous
+        read began, until one adds nothing and the newest span is settle-old, or
+        :func:`max_wait` passed; no request when no span read started recently."""
         watched = self.watched
-        if not watched.recent_traces():
+        if not watched.in_use:
             return
         settle = watched.settle_seconds
         start = watched.clock()
@@ -147,9 +151,8 @@ class WatchedSource:
             until_quiet = max(0.0, (newest + settle * NANOS - now) / NANOS)
             if added == 0 and until_quiet == 0:
                 break
-            # After a re-read that found more, the next waits the whole settle time: the
-            # count must hold still that long, not only the newest end age.
-            pause = max(until_quiet, settle if added else 0.0)
+            # The count must hold still over a whole settle time, not only the newest age.
+            pause = max(until_quiet, settle - (now - watched.read_at) / NANOS)
             if now + int(pause * NANOS) > deadline:
                 watched.settled = False
                 break
@@ -164,7 +167,7 @@ class WatchedSource:
     def _tell(self, newest: int, now: int, pause: float) -> None:
         watched = self.watched
         if watched.on_wait is not None:
-            watched.on_wait(self.name, len(watched.recent_traces()), (now - newest) / NANOS, pause)
+            watched.on_wait(self.name, (now - newest) / NANOS, pause)
 
     def _reread(self, window: SourceWindow, issues: list[InputIssue]) -> Iterator[list[SpanRecord]]:
         """The spans started within the lookback (and ``window``) not read before."""

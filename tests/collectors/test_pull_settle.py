@@ -106,14 +106,27 @@ def test_strict_makes_an_under_read_pull_exit_2(phoenix: LatePhoenix) -> None:
     assert "error: 2 of 3 session(s) look unfinished" in err and "(--strict)" in err
 
 
-def test_sessions_that_ended_before_the_settle_window_cost_no_request_more() -> None:
+def test_a_backend_not_in_use_costs_no_request_more() -> None:
     with LatePhoenix() as fake:
-        fake.store(_just_sent("a", started_ago=60))  # ended 58 s ago: settled
+        fake.store(_just_sent("a", started_ago=11 * 60))  # before the 10 minutes looked back
         code, report, err, seconds = audit(fake.url(), "--strict")
         requests = len(fake.requests)
     assert code in (0, 1), err
     assert report["spans_read"] == 5 and requests == 2  # five spans, four a page: no re-read
     assert "reading again" not in err and "look unfinished" not in err and seconds < 10
+
+
+def test_a_run_none_of_whose_spans_is_stored_yet_is_read_in_a_backend_in_use() -> None:
+    """The run before, two minutes ago, is stored; the run just sent is not stored at all
+    when the pull begins: the pull sees nothing recent of it, but the backend is in use,
+    so it reads again once the settle time has passed."""
+    with LatePhoenix() as fake:
+        fake.store(_just_sent("before", started_ago=120))
+        fake.store_late(_just_sent("now"), after_seconds=1.0)
+        code, report, err, _ = audit(fake.url(), "--settle", "2", "--strict")
+    assert code in (0, 1), err
+    assert sorted(s["session_id"] for s in report["sessions"]) == ["conv-before", "conv-now"]
+    assert report["spans_read"] == 10 and "5 span(s) more" in err
 
 
 @pytest.mark.slow
