@@ -9,9 +9,7 @@ decide who reads a span. Loaded once per process; :func:`reload` forgets the cac
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from functools import cache
-from importlib.metadata import EntryPoint
 from typing import Any
 
 from aem import plugins
@@ -22,27 +20,18 @@ from collectors.dialects.protocol import Dialect, SessionKey
 ENTRY_POINT_GROUP = plugins.DIALECT.group
 
 
-def _ordered(loaded: plugins.Loaded) -> tuple[Dialect, ...]:
-    """The loaded dialects in the order they are asked; a broken one is the error (a
-    span it would have read would silently be glue)."""
-    loaded.raise_first_error()
-    return tuple(p.target for p in loaded.plugins)
-
-
-def load_dialects(found: Iterable[EntryPoint]) -> tuple[Dialect, ...]:
-    """Load entry points (a dialect instance or a class to instantiate), in dialect order."""
-    return _ordered(plugins.load_entry_points(plugins.DIALECT, found))
-
-
 @cache
 def dialects() -> tuple[Dialect, ...]:
     """Every registered dialect, in the order they are asked about a span (asked per
     span, so cached once per process: :func:`reload` forgets them).
 
-    None at all means the package metadata is missing (a source tree that was never
+    A broken one is the error (a span it would have read would silently be glue); none
+    at all means the package metadata is missing (a source tree that was never
     installed): every span would silently be glue, so that is an error, not an empty audit.
     """
-    found = _ordered(plugins.load(plugins.DIALECT))
+    loaded = plugins.load(plugins.DIALECT)
+    loaded.raise_first_error()
+    found: tuple[Dialect, ...] = tuple(p.target for p in loaded.plugins)
     if not found:
         raise plugins.PluginError(
             "dialect",
