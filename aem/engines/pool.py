@@ -14,8 +14,9 @@ Why this shape:
   already used torch's thread pool (a test run, a notebook) cannot hand a worker a broken
   one, and a server's gRPC threads cannot be forked mid-call. An audit that evaluated its
   first sessions here and runs on the ONNX encoder forks its workers from itself: they
-  start with AEM, onnxruntime and the tokenizer imported, and only load the weights
-  (a forkserver worker imports them again, ~1 s of CPU each on this kind of machine). The
+  start with AEM, onnxruntime and the tokenizer imported, and with the evaluator built
+  and the weights loaded here once for all of them (:func:`prepare_fork`; a forkserver
+  worker imports them again, ~1 s of CPU each on this kind of machine, and loads its own). The
   pool outlives one audit, so a process that audits many times pays the imports once per
   worker, not once per audit.
 * Outcomes are delivered in submission order, with the issue position recorded when the
@@ -42,8 +43,9 @@ from aem.cases import Case
 from aem.compare.embedder import resolve_backend
 from aem.engines import available_cores
 from aem.engines.compact import dumps, loads, pack_sessions, unpack_sessions
-from aem.engines.jobs import job_evaluator, pack_job
+from aem.engines.jobs import adopt, job_evaluator, pack_job, release
 from aem.engines.seam import Deliver, SessionOutcome, evaluate_closed
+from aem.evaluate import Evaluator
 from aem.model import ClosedSession
 from aem.settings import AemConfig
 
@@ -106,6 +108,49 @@ def fork_safe_now() -> bool:
     return threading.active_count() == 1 and "grpc" not in sys.modules
 
 
+def loads_before_fork(config: AemConfig) -> bool:
+    """Whether the process forking the workers loads their ONNX encoder first, so that
+    every worker starts with the weights (pages shared) instead of loading its own.
+
+    Only when each worker's encoder runs on one thread (onnxruntime then builds no thread
+    pool, which a forked child would inherit without its threads) and the model is
+    exported already (a first export takes tens of seconds of torch: the workers do it,
+    as without this)."""
+    compare = config.compare
+    if not compare.embed_free_text or compare.embedding_threads != 1:
+        return False
+    from aem.compare.embedder import default_model_path
+    from aem.compare.onnxmodel import is_exported
+
+    return is_exported(
+        compare.embedding_model or default_model_path(),
+        int8=resolve_backend(compare.embedding_backend) == "onnx-int8",
+        cache_dir=compare.embedding_onnx_dir,
+    )
+
+
+def prepare_fork(job_key: str, config: AemConfig, cases: Mapping[str, Case] | None) -> None:
+    """Before forking the workers from this process: the evaluator of job ``job_key``
+    (``config`` is the workers' configuration) built here, its encoder loaded when
+    :func:`loads_before_fork` allows, and adopted (:func:`aem.engines.jobs.adopt`), so
+    each worker starts with it instead of building it and loading the model again. The
+    caller releases it (:func:`aem.engines.jobs.release`) once the workers are forked."""
+    evaluator = Evaluator(config, cases)
+    if loads_before_fork(config):
+        evaluator.comparator().embedder.model  # noqa: B018 - loads it before the fork
+    adopt(job_key, evaluator)
+
+
+def pool_running(workers: int, *, fork: bool) -> bool:
+    """Whether :func:`shared_pool` would hand back a pool already started (its workers
+    forked before, so nothing prepared now would reach them)."""
+    return _POOL is not None and _POOL[0] == _pool_key(workers, fork)
+
+
+def _pool_key(workers: int, fork: bool) -> tuple[int, tuple[str, ...], str]:
+    return (workers, tuple(sys.path), "fork" if fork else "forkserver")
+
+
 def _evaluate_chunk(job_key: str, job: bytes, packed: bytes) -> tuple[bytes, float]:
     """In a worker: evaluate a packed chunk; (pickled outcomes in order, seconds spent)."""
     start = time.perf_counter()
@@ -124,7 +169,7 @@ def shared_pool(workers: int, *, embeds: bool, fork: bool = False) -> ProcessPoo
     process as it is, with everything it has imported."""
     global _POOL
     method = "fork" if fork else "forkserver"
-    key = (workers, tuple(sys.path), method)
+    key = _pool_key(workers, fork)
     if _POOL is not None and _POOL[0] == key:
         return _POOL[1]
     shutdown_pool()
@@ -166,8 +211,13 @@ class PoolEngine:
         self.workers = workers
         self.deliver = deliver
         self._key = uuid.uuid4().hex
-        self._job = pack_job(worker_config(config, workers), cases)
+        config_here = worker_config(config, workers)
+        self._job = pack_job(config_here, cases)
         fork = fork and fork_allowed(config)
+        # Forked by the first submit: each worker starts with the evaluator built here.
+        self._adopted = fork and not pool_running(workers, fork=True)
+        if self._adopted:
+            prepare_fork(self._key, config_here, cases)
         self._pool = shared_pool(workers, embeds=preloads_embedding(config), fork=fork)
         self._pending: deque[tuple[Future[tuple[bytes, float]], int, int]] = deque()
         self._sessions_done = 0
@@ -188,6 +238,9 @@ class PoolEngine:
             start += len(chunk)
             future = self._pool.submit(_evaluate_chunk, self._key, self._job, pack_sessions(chunk))
             self._pending.append((future, position, len(chunk)))
+            if self._adopted:  # the workers are forked: they hold it now
+                release(self._key)
+                self._adopted = False
             while len(self._pending) > self.workers * _IN_FLIGHT_PER_WORKER:
                 self._collect_oldest()
 

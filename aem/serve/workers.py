@@ -36,13 +36,13 @@ from concurrent.futures import CancelledError, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from aem.cases import Case
-from aem.compare.embedder import resolve_backend
 from aem.engines.compact import dumps, loads, pack_sessions, unpack_sessions
-from aem.engines.jobs import adopt, job_evaluator, pack_job, release
+from aem.engines.jobs import job_evaluator, pack_job, release
 from aem.engines.pool import (
     fork_allowed,
     fork_safe_now,
     preloads_embedding,
+    prepare_fork,
     shared_pool,
     shutdown_pool,
     worker_config,
@@ -135,10 +135,7 @@ class PoolEvaluate:
         thread pool a forked child would inherit without its threads) and the model is
         exported already (a first export takes tens of seconds, which the receivers do
         not wait for: the workers export it as before)."""
-        evaluator = Evaluator(config, cases)
-        if _loads_before_fork(config):
-            evaluator.comparator().embedder.model  # noqa: B018 - loads it before the fork
-        adopt(self._key, evaluator)
+        prepare_fork(self._key, config, cases)
         pool = shared_pool(self.workers, embeds=False, fork=True)
         for _ in range(self.workers):  # the first submit forks every worker, here
             pool.submit(_warm, self._key, self._job)
@@ -214,21 +211,6 @@ class PoolEvaluate:
         self._pool.shutdown(wait=False, cancel_futures=True)
         _end_processes([*processes, *_forkserver_pid()], grace)
         shutdown_pool()
-
-
-def _loads_before_fork(config: AemConfig) -> bool:
-    """Whether the server loads the workers' ONNX encoder before forking them."""
-    compare = config.compare
-    if not compare.embed_free_text or compare.embedding_threads != 1:
-        return False
-    from aem.compare.embedder import default_model_path
-    from aem.compare.onnxmodel import is_exported
-
-    return is_exported(
-        compare.embedding_model or default_model_path(),
-        int8=resolve_backend(compare.embedding_backend) == "onnx-int8",
-        cache_dir=compare.embedding_onnx_dir,
-    )
 
 
 def _forkserver_pid() -> list[int]:
