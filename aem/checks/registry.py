@@ -12,10 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from annotated_types import Ge, Le
-
 from aem import plugins
-from aem.cases import Case, CaseField, missing_reason, needs
+from aem.cases import Case, missing_reason
 
 
 def registered_checks() -> list[Any]:
@@ -62,25 +60,3 @@ def missing_fields(check: str, case: Case | None) -> str | None:
 def applicable(checks: Sequence[str], case: Case) -> list[str]:
     """The checks of ``checks`` that evaluate ``case``."""
     return [c for c in checks if missing_fields(c, case) is None]
-
-
-def needs_of(check: str) -> str:
-    """The case fields ``check`` needs, as its card says it; with none required, the
-    fields it reads."""
-    declared = find_check(check).case_fields
-    return needs(declared) or ", ".join(f.describe() for f in declared if isinstance(f, CaseField))
-
-
-def threshold_range(check: str) -> tuple[float, float] | None:
-    """The ``threshold`` bounds of the check's settings, or None: pass or fail only."""
-    model = getattr(find_check(check), "Settings", None)
-    field = getattr(model, "model_fields", {}).get("threshold")
-    if field is None:
-        return None
-    low: Any = next((m.ge for m in field.metadata if isinstance(m, Ge)), float("-inf"))
-    high: Any = next((m.le for m in field.metadata if isinstance(m, Le)), float("inf"))
-    return float(low), float(high)
-
-
-def threshold_unit(check: str) -> str | None:
-    return getattr(find_check(check), "threshold_unit", None)

@@ -5,18 +5,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from aem.checks.registry import (
-    check_names,
-    find_check,
-    judged_checks,
-    needs_of,
-    threshold_unit,
-)
-from aem.datatests.thresholds import default_threshold, overrides
+from aem.cases import CaseField, needs
+from aem.checks.registry import check_names, find_check, judged_checks
+from aem.datatests.thresholds import default_threshold, overrides, threshold_unit
 from aem.judges.registry import known_judges
 from aem.metrics.registry import registered_metrics
 from aem.settings import AemConfig
 from aem.store import Store
+
+
+def needs_of(check: str) -> str:
+    """The case fields ``check`` needs, as its card says it; with none required, the
+    fields it reads."""
+    declared = find_check(check).case_fields
+    return needs(declared) or ", ".join(f.describe() for f in declared if isinstance(f, CaseField))
 
 
 def check_cards(config: AemConfig, store: Store) -> list[dict[str, Any]]:

@@ -9,8 +9,11 @@ the check's default (LLM checks 7 of 10, tool calls 100 %).
 from __future__ import annotations
 
 import time
+from typing import Any
 
-from aem.checks.registry import check_names, threshold_range, threshold_unit
+from annotated_types import Ge, Le
+
+from aem.checks.registry import check_names, find_check
 from aem.datatests.tables import rows as _rows
 from aem.metrics.registry import registered_metrics
 from aem.settings import AemConfig
@@ -22,6 +25,22 @@ _MEANING = {"%": "a share in percent", "/10": "a judge score"}
 
 class ThresholdError(ValueError):
     """A threshold for a check that has none, or outside its range."""
+
+
+def threshold_range(check: str) -> tuple[float, float] | None:
+    """The ``threshold`` bounds of the check's settings, or None: pass or fail only."""
+    model = getattr(find_check(check), "Settings", None)
+    field = getattr(model, "model_fields", {}).get("threshold")
+    if field is None:
+        return None
+    low: Any = next((m.ge for m in field.metadata if isinstance(m, Ge)), float("-inf"))
+    high: Any = next((m.le for m in field.metadata if isinstance(m, Le)), float("inf"))
+    return float(low), float(high)
+
+
+def threshold_unit(check: str) -> str | None:
+    """How the check's threshold reads (``"/10"``, ``"%"``), as the check declares it."""
+    return getattr(find_check(check), "threshold_unit", None)
 
 
 def default_threshold(check: str, config: AemConfig) -> float | None:
