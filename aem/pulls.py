@@ -140,6 +140,29 @@ class News:
             self.first = start if self.first is None else min(self.first, start)
 
 
+@dataclass(frozen=True, slots=True)
+class Selected:
+    """What the ledger keeps of a session it selected: enough to record it, not its spans.
+
+    Why not the session: a plan kept every selected :class:`ClosedSession` until the run
+    ended, so an incremental read held all its spans while the audit lets each session
+    go once it is evaluated (30,000 spans: 559 MB peak, against 493 MB for the same read
+    without ``--since last``; with this, 507 MB).
+    """
+
+    session_id: str
+    fingerprint: str
+    first_start_unix_nano: int
+    spans: int
+    trace_ids: tuple[str, ...]
+
+    @classmethod
+    def of(cls, session: ClosedSession, fingerprint: str) -> Selected:
+        first = min(s.start_unix_nano for s in session.spans)
+        traces = tuple(session.trace_ids)
+        return cls(session.session_id, fingerprint, first, len(session.spans), traces)
+
+
 @dataclass
 class PullPlan:
     """What an incremental run reads and which sessions it evaluates."""
@@ -156,8 +179,8 @@ class PullPlan:
     seen_keys: list[tuple[str, int]] = field(default_factory=list)  # (span key, start)
     by_time: bool = True
     pending: set[str] = field(default_factory=set)  # traces read again: not evaluated yet
-    seen: list[ClosedSession] = field(default_factory=list)  # to record as evaluated
-    selected: list[ClosedSession] = field(default_factory=list)  # all select() chose
+    seen: list[Selected] = field(default_factory=list)  # to record as evaluated
+    selected: list[Selected] = field(default_factory=list)  # all select() chose
     late_arrival_nanos: int = LATE_ARRIVAL_NANOS  # the overlap of a read by start time
 
     def window_note(self) -> str | None:
@@ -186,10 +209,12 @@ class PullPlan:
             first = min(s.start_unix_nano for s in session.spans)
             # Read it again when its root arrives: a root starts before its children.
             self.next_cursor = min(self.next_cursor, first - UNROOTED_LOOKBACK_NANOS)
-        if self.known.get(session.session_id) == fingerprint(session):
+        held = fingerprint(session)
+        if self.known.get(session.session_id) == held:
             return False
-        self.seen.append(session)
-        self.selected.append(session)
+        kept = Selected.of(session, held)
+        self.seen.append(kept)
+        self.selected.append(kept)
         return True
 
 
@@ -333,15 +358,14 @@ class PullLedger:
         now = time.time()
         with self._store.transaction() as conn:
             for session in plan.seen:
-                first = min(s.start_unix_nano for s in session.spans)
                 conn.execute(
                     "INSERT OR REPLACE INTO pull_sessions VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (
                         plan.source,
                         session.session_id,
-                        fingerprint(session),
-                        first,
-                        len(session.spans),
+                        session.fingerprint,
+                        session.first_start_unix_nano,
+                        session.spans,
                         root_causes.get(session.session_id, 0),
                         now,
                     ),
@@ -398,11 +422,7 @@ def _write_pending(conn: sqlite3.Connection, plan: PullPlan) -> None:
     waiting = [s for s in plan.selected if s.session_id not in recorded]
     conn.executemany(
         "INSERT OR REPLACE INTO pull_pending VALUES (?, ?, ?)",
-        [
-            (plan.source, trace, min(x.start_unix_nano for x in s.spans))
-            for s in waiting
-            for trace in s.trace_ids
-        ],
+        [(plan.source, trace, s.first_start_unix_nano) for s in waiting for trace in s.trace_ids],
     )
 
 
@@ -417,4 +437,4 @@ def _defer_stops(source: SpanSource, issues: list[InputIssue]) -> None:
         )
 
 
-__all__ = ["News", "PullLedger", "PullPlan", "fingerprint", "span_key"]
+__all__ = ["News", "PullLedger", "PullPlan", "Selected", "fingerprint", "span_key"]
