@@ -99,7 +99,7 @@ class Watched:
 
     def summary(self, source: str) -> str | None:
         """What waiting came to, a line for the run to say (None: it did not wait)."""
-        if not self.rereads:
+        if self.settled and not self.rereads:
             return None
         if self.settled:
             return (
@@ -109,7 +109,8 @@ class Watched:
             )
         return (
             f"{source}: the backend had not settled after {self.waited_seconds:.0f} s "
-            f"({self.rereads} re-read(s), {self.added} span(s) more); what was read is audited"
+            f"({self.rereads} re-read(s), {self.added} span(s) more; spans still arriving, or "
+            "ending later than the wait allows); what was read is audited"
         )
 
 

@@ -129,6 +129,17 @@ def test_a_run_none_of_whose_spans_is_stored_yet_is_read_in_a_backend_in_use() -
     assert report["spans_read"] == 10 and "5 span(s) more" in err
 
 
+def test_spans_ending_after_the_read_end_the_wait_at_once_and_say_so() -> None:
+    """A clock a few minutes ahead: the newest span ends after the read, later than the
+    wait allows; the pull does not sleep for nothing, and says it did not settle."""
+    with LatePhoenix() as fake:
+        fake.store(_just_sent("ahead", started_ago=-120))
+        code, report, err, seconds = audit(fake.url(), "--strict")
+    assert seconds < 10 and report["spans_read"] == 5
+    assert "the backend had not settled after 0 s (0 re-read(s)" in err
+    assert code == 2 and "1 of 1 session(s) look unfinished" in err
+
+
 @pytest.mark.slow
 def test_a_backend_that_never_settles_ends_the_wait_at_its_bound() -> None:
     stop = threading.Event()
