@@ -13,7 +13,7 @@ The public API (everything else is internal and may change):
 - :mod:`aem.testing` — builders to unit-test a metric; the pytest plug-in
   (``pytest --aem-traces DIR``, :mod:`aem.pytest_plugin`) gates an agent in pytest.
 
-Names are imported lazily, so that ``collectors`` (which needs only ``aem.model``) does
+Names are imported lazily, so that ``collectors`` (which needs only ``aem.foundation.model``) does
 not pay for the metrics and the comparison stack:
 
 >>> from aem import evaluate_session, audit_paths
@@ -23,6 +23,11 @@ True
 
 from __future__ import annotations
 
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+import warnings
 from typing import Any
 
 __all__ = [
@@ -57,3 +62,50 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted([*globals(), *__all__])
+
+
+# --- old import paths, for one release --------------------------------------------------
+# The foundation modules moved to aem.foundation and the applications over runs to
+# aem.runs; ``import aem.model`` (and the rest) still works, with a DeprecationWarning,
+# and gives the very same module object.
+_MOVED = {
+    "aem.model": "aem.foundation.model",
+    "aem.strict": "aem.foundation.strict",
+    "aem.plugins": "aem.foundation.plugins",
+    "aem.http": "aem.foundation.http",
+    "aem.vocabulary": "aem.foundation.vocabulary",
+    "aem.sessioncache": "aem.foundation.sessioncache",
+    "aem.textindex": "aem.foundation.textindex",
+    "aem.gcpause": "aem.foundation.gcpause",
+    "aem.terminaltext": "aem.foundation.terminaltext",
+    "aem.provenance": "aem.foundation.provenance",
+    "aem.denominator": "aem.foundation.denominator",
+    "aem.diff": "aem.runs.diff",
+    "aem.divergence": "aem.runs.divergence",
+    "aem.agreement": "aem.runs.agreement",
+    "aem.gates": "aem.runs.gates",
+}
+
+
+class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds a moved module under its old name and hands out the module itself."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname not in _MOVED:
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec: Any) -> Any:
+        new = _MOVED[spec.name]
+        warnings.warn(
+            f"{spec.name} moved to {new}; the old path goes in the next release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return importlib.import_module(new)
+
+    def exec_module(self, module: Any) -> None:
+        """Nothing to run: the module was imported under its new name."""
+
+
+sys.meta_path.insert(0, _MovedModules())

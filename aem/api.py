@@ -17,7 +17,7 @@ from aem import audit as _audit
 from aem import cases as _cases
 from aem.cases import Case
 from aem.evaluate import Evaluator
-from aem.model import AuditReport, Session, SpanRecord
+from aem.foundation.model import AuditReport, Session, SpanRecord
 from aem.settings import AemConfig
 from collectors.otlp import decode_proto_request
 from collectors.reading import assemble_all

@@ -29,8 +29,8 @@ from aem.engines.seam import (
     SessionOutcome,
 )
 from aem.evaluate import Evaluator, build_report
+from aem.foundation.model import AuditReport, ClosedSession, InputIssue, SessionReport
 from aem.metrics.registry import ResolvedMetrics, resolve
-from aem.model import AuditReport, ClosedSession, InputIssue, SessionReport
 from aem.settings import AemConfig
 from collectors.backends import SourceWindow, SpanSource
 from collectors.readers import DEFAULT_MAX_RECORD_BYTES, find_trace_files

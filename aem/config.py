@@ -8,7 +8,7 @@ every table forbids unknown keys, and the error names the key as it is written i
 Why this module sits above the metrics: each metric owns its settings, and
 ``[metrics."<report name>"]`` is validated against that metric's own settings model when
 the configuration is loaded — built-ins and plug-ins alike. The schema itself
-(:mod:`aem.settings`) and the error wording (:mod:`aem.strict`) live below the metrics;
+(:mod:`aem.settings`) and the error wording (:mod:`aem.foundation.strict`) live below the metrics;
 the names they define are re-exported here because ``aem.config`` is where users have
 always imported them from.
 """
@@ -22,7 +22,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from aem import plugins
+from aem.foundation import plugins
+from aem.foundation.strict import MOVED_KEYS, ConfigError, closest, config_error, dotted_key
 from aem.metrics.registry import ResolvedMetrics, resolve
 from aem.settings import (
     OTHER_COMMANDS_TABLES,
@@ -33,7 +34,6 @@ from aem.settings import (
     apply_override,
     read_toml,
 )
-from aem.strict import MOVED_KEYS, ConfigError, closest, config_error, dotted_key
 
 __all__ = [
     "MOVED_KEYS",

@@ -14,11 +14,8 @@ from aem.compare.core import lazy_comparator
 from aem.compare.extract import values_memoised
 from aem.compare.relative_days import set_session_day
 from aem.evidence import day_of_session
-from aem.gcpause import cyclic_gc_paused
-from aem.graph import TurnGraph, session_graph
-from aem.metrics.base import OBSERVATION, Metric, MetricContext, role_of
-from aem.metrics.registry import resolve_metrics
-from aem.model import (
+from aem.foundation.gcpause import cyclic_gc_paused
+from aem.foundation.model import (
     AuditReport,
     ClosedSession,
     Inheritance,
@@ -34,6 +31,9 @@ from aem.model import (
     TurnEdge,
     TurnVerdict,
 )
+from aem.graph import TurnGraph, session_graph
+from aem.metrics.base import OBSERVATION, Metric, MetricContext, role_of
+from aem.metrics.registry import resolve_metrics
 from aem.propagation import (
     ValueEdge,
     doubts_reaching,
@@ -77,7 +77,7 @@ class Evaluator:
     @values_memoised()
     def evaluate(self, session: ClosedSession | Session) -> SessionReport:
         """Build (when given a closed session), score every turn, propagate, report
-        (the cyclic collector paused meanwhile, :mod:`aem.gcpause`; each text's values
+        (the cyclic collector paused meanwhile, :mod:`aem.foundation.gcpause`; each text's values
         extracted once, :func:`aem.compare.extract.values_memoised`)."""
         if isinstance(session, ClosedSession):
             session = self.build(session)

@@ -31,9 +31,9 @@ from typing import Any, NamedTuple
 
 import networkx as nx
 
-from aem.gcpause import cyclic_gc_paused
-from aem.model import Session, Turn, TurnKind
-from aem.textindex import PatternFinder
+from aem.foundation.gcpause import cyclic_gc_paused
+from aem.foundation.model import Session, Turn, TurnKind
+from aem.foundation.textindex import PatternFinder
 
 _MIN_REUSED_TEXT = 5
 _MIN_REUSED_NUMBER = 100
@@ -58,7 +58,7 @@ class TurnGraph:
     through :meth:`add_turn`, an edge only between turns already added. Algorithms that
     want networkx read :attr:`nx`, a read-only view of the same graph.
 
-    >>> from aem.model import Turn, TurnKind, ToolCall
+    >>> from aem.foundation.model import Turn, TurnKind, ToolCall
     >>> call = Turn(turn_id="t1", index=1, kind=TurnKind.TOOL_CALL, name="pay", span_ids=["s1"],
     ...             trace_id="x", tool_call=ToolCall(name="pay", error="card declined"))
     >>> answer = Turn(turn_id="t2", index=2, kind=TurnKind.ANSWER, name="agent",
@@ -193,7 +193,7 @@ def _distinctive(value: Any) -> str | None:
 def build_turn_graph(turns: Iterable[Turn]) -> TurnGraph:
     """Build the turn graph from the link keys the collectors put on each turn.
 
-    >>> from aem.model import Turn, TurnKind, ToolCall
+    >>> from aem.foundation.model import Turn, TurnKind, ToolCall
     >>> a = Turn(turn_id="t1", index=1, kind=TurnKind.TOOL_CALL, name="f", span_ids=["s1"],
     ...          trace_id="x", model_span_id="m1", tool_call=ToolCall(call_id="c1", name="f"))
     >>> b = Turn(turn_id="t2", index=2, kind=TurnKind.ANSWER, name="agent", span_ids=["m2"],

@@ -26,7 +26,7 @@ from typing import Protocol
 import networkx as nx
 
 from aem.compare.extract import StatedValue, extract_values
-from aem.model import Label, Turn, TurnKind
+from aem.foundation.model import Label, Turn, TurnKind
 
 
 class ShowsNetworkx(Protocol):

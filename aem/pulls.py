@@ -40,7 +40,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from aem.model import ClosedSession, InputIssue, SpanRecord
+from aem.foundation.model import ClosedSession, InputIssue, SpanRecord
 from aem.store import Store
 from collectors.assembler import session_key_of
 from collectors.backends import IngestionOrdered, SourceWindow, SpanSource

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from aem.model import AuditReport, RootCause, SessionReport
+    from aem.foundation.model import AuditReport, RootCause, SessionReport
 
 _REPORT_KEY = pytest.StashKey["AuditReport"]()
 

@@ -15,10 +15,17 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from aem.foundation.model import (
+    AuditReport,
+    CategoryShare,
+    RankedRootCause,
+    SessionReport,
+    Turn,
+    TurnKind,
+)
+from aem.foundation.strict import ConfigError, config_error
 from aem.matching.effects import Effect, effect_by_name
-from aem.model import AuditReport, CategoryShare, RankedRootCause, SessionReport, Turn, TurnKind
 from aem.settings import TaxonomyRule, read_toml
-from aem.strict import ConfigError, config_error
 
 
 def categorize(

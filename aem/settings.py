@@ -7,7 +7,7 @@ pulling in the metric registry. A metric's own ``[metrics."<name>"]`` table is k
 here and checked against that metric's settings model by the loader, which sits above the
 metrics. The tables of the plug-in kinds above the metrics — ``[sinks.<name>]`` and
 ``[sources.<scheme>]`` — are checked here, through the extension kernel
-(:mod:`aem.plugins`), which imports a plug-in by its entry point and so no layer above.
+(:mod:`aem.foundation.plugins`), which imports a plug-in by its entry point and so no layer above.
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ from pydantic import (
     model_validator,
 )
 
-from aem import plugins
 from aem.compare.settings import CompareSettings
+from aem.foundation import plugins
+from aem.foundation.strict import ConfigError, StrictSettings, config_error, dotted_key
 from aem.judges.settings import JudgeSettings
 from aem.matching.settings import MatchSettings
-from aem.strict import ConfigError, StrictSettings, config_error, dotted_key
 from collectors.limits import (
     DEFAULT_IDLE_SPANS,
     DEFAULT_MAX_SESSION_SPANS,
@@ -196,7 +196,7 @@ class AemConfig(StrictSettings):
     # embedded judge exists without a table.
     judges: dict[str, JudgeSettings] = Field(default_factory=dict)
     # Plug-in tables of the kinds above the metrics, checked here through the extension
-    # kernel (aem.plugins) so a misspelt sink or source setting fails at load.
+    # kernel (aem.foundation.plugins) so a misspelt sink or source setting fails at load.
     sinks: SinkTables = Field(default_factory=dict)
     sources: SourceTables = Field(default_factory=dict)
 

@@ -23,10 +23,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from aem.cases import Case
+from aem.foundation.model import Document, MetricResult, Session, ToolCall, Turn, TurnEdge, TurnKind
 from aem.graph import session_graph
 from aem.metrics.base import Metric
 from aem.metrics.context import MetricContext
-from aem.model import Document, MetricResult, Session, ToolCall, Turn, TurnEdge, TurnKind
 from aem.services import services_from
 from aem.settings import AemConfig
 from aem.sinks.memory import InMemorySink

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from aem.model import ClosedSession, InputIssue, SpanRecord
+from aem.foundation.model import ClosedSession, InputIssue, SpanRecord
 from collectors.dialects.registry import session_keys
 from collectors.limits import DEFAULT_MAX_SESSION_SPANS
 
@@ -78,7 +78,7 @@ class SessionAssembler:
     was *cut* (byte budget, lifetime, ``max_session_spans``: further spans are the same run
     past its limit — reopening would evaluate a 1 M-span stream as endless revisions).
 
-    >>> from aem.model import SpanRecord
+    >>> from aem.foundation.model import SpanRecord
     >>> asm = SessionAssembler(idle=2)
     >>> asm.add(SpanRecord("a" * 32, "b" * 16, None, "root", end_unix_nano=5,
     ...                    attributes={"session.id": "s1"}), now=0)

@@ -22,7 +22,7 @@ from typing import Any
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
-from aem.model import InputIssue, SourceRef, SpanEvent, SpanRecord
+from aem.foundation.model import InputIssue, SourceRef, SpanEvent, SpanRecord
 
 _HEX = frozenset("0123456789abcdefABCDEF")
 

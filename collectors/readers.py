@@ -37,7 +37,7 @@ import orjson
 from google.protobuf.message import DecodeError as ProtoDecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from aem.model import InputIssue, SourceRef, SpanRecord
+from aem.foundation.model import InputIssue, SourceRef, SpanRecord
 from collectors.otlp import (
     DEFAULT_MAX_ATTRIBUTE_BYTES,
     DecodeError,

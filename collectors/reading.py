@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator
 from typing import Protocol
 
-from aem.model import ClosedSession, InputIssue, SpanRecord
+from aem.foundation.model import ClosedSession, InputIssue, SpanRecord
 from collectors.assembler import SessionAssembler
 from collectors.backends.base import SourceWindow, SpanSource
 from collectors.readers import DEFAULT_MAX_RECORD_BYTES, find_trace_files, read_batches

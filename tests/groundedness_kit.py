@@ -13,9 +13,9 @@ from aem.audit import audit_paths
 from aem.cases import Case, load_cases
 from aem.config import AemConfig
 from aem.evaluate import Evaluator
+from aem.foundation.model import AuditReport, Document, SessionReport, ToolCall, Turn, TurnKind
+from aem.foundation.model import Session as ModelSession
 from aem.metrics.base import Metric
-from aem.model import AuditReport, Document, SessionReport, ToolCall, Turn, TurnKind
-from aem.model import Session as ModelSession
 
 REPO = Path(__file__).resolve().parent.parent
 HELPDESK = REPO / "sample_traces" / "helpdesk_rag.otlp.jsonl"

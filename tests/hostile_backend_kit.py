@@ -37,7 +37,7 @@ from urllib.parse import parse_qs, urlsplit
 from google.protobuf.json_format import MessageToDict
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-from aem.model import SpanRecord
+from aem.foundation.model import SpanRecord
 from bench.backends.scaled import renamed
 from collectors.readers import read_batches
 from tests.collectors.test_backend_sources import phoenix_span

@@ -3,7 +3,7 @@ file on the path (tests/collectors/test_dialect_registry.py) and from an install
 points (tests/metrics/test_extensions.py), so both prove the same dialect loads."""
 
 TEAM_DIALECT = """
-from aem.model import SpanRecord
+from aem.foundation.model import SpanRecord
 from collectors.dialects.base import ToolRun, tool_run
 from collectors.dialects.protocol import BaseDialect, SessionKey
 

@@ -45,8 +45,8 @@ from typing import Any
 from aem.api import audit_paths
 from aem.cases import Case
 from aem.evaluate import Evaluator
+from aem.foundation.model import InputIssue, Label, Outcome, SessionReport, SpanRecord, TurnVerdict
 from aem.metrics.registry import ResolvedMetrics, resolve
-from aem.model import InputIssue, Label, Outcome, SessionReport, SpanRecord, TurnVerdict
 from aem.settings import AemConfig
 from collectors.otlp import decode_json_traces
 from collectors.reading import assemble_all

@@ -32,8 +32,8 @@ from typing import Any
 
 from aem.cases import Case
 from aem.evaluate import Evaluator
+from aem.foundation.model import InputIssue, Label, SessionReport
 from aem.metrics.registry import resolve
-from aem.model import InputIssue, Label, SessionReport
 from aem.settings import AemConfig
 from aem.sinks.mlflow import SESSION_NAME, SOURCE_ID, feedback, mlflow_trace_id, trace_feedbacks
 from aem.sinks.records import SPAN_ITEM_KINDS, verdict_items

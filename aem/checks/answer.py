@@ -7,8 +7,8 @@ is labelled ``prior_action_failed`` and points at it.
 
 from __future__ import annotations
 
+from aem.foundation.model import Turn
 from aem.metrics.context import MetricContext
-from aem.model import Turn
 
 NO_ANSWER = "no answer: the session has no final answer to the user"
 

@@ -33,8 +33,8 @@ from typing import ClassVar, Self, TypeVar
 from pydantic import BaseModel
 
 from aem.cases import Case, missing_reason
+from aem.foundation.model import Evidence, MetricResult, Outcome, Turn
 from aem.metrics.base import BaseMetric, MetricContext, result
-from aem.model import Evidence, MetricResult, Outcome, Turn
 
 ENTRY_POINT_GROUP = "aem.checks"
 

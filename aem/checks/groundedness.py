@@ -1,5 +1,5 @@
 """``groundedness`` as a dataset-test criterion: the groundedness metric for happy / edge
-cases, the refusal metric for oos ones (:mod:`aem.gates`), so ``--gate groundedness=0.85``
+cases, the refusal metric for oos ones (:mod:`aem.runs.gates`), so ``--gate groundedness=0.85``
 means the same in ``aem test`` as in ``aem audit``.
 
 Not a metric of its own (its verdict per case is the gate's, from those two metrics):

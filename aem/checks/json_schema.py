@@ -19,8 +19,8 @@ from aem.cases import Case, CaseField
 from aem.checks.answer import NO_ANSWER, answer_turn, landing_turn
 from aem.checks.base import BaseCheck
 from aem.checks.json_only import read_json_only
+from aem.foundation.model import Evidence, MetricResult, Outcome
 from aem.metrics.base import MetricContext, NoSettings, result
-from aem.model import Evidence, MetricResult, Outcome
 
 JSON_SCHEMA = "check.json_schema"
 JSON_SCHEMA_FIELD = CaseField("json_schema", dict)

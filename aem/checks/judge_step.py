@@ -17,10 +17,10 @@ from collections.abc import Iterable
 
 from pydantic import Field
 
+from aem.foundation.model import MetricResult, Outcome, Turn
 from aem.judges.base import Judge, JudgeConfigError, JudgeRequest
 from aem.judges.verdicts import verdict_result
 from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
-from aem.model import MetricResult, Outcome, Turn
 
 NAME = "judge.step"
 _PIECE = 2_000

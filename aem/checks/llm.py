@@ -37,12 +37,12 @@ from pydantic import Field
 from aem.cases import Case, CaseField, CaseFieldError, CaseFields, declared_fields
 from aem.checks.answer import NO_ANSWER, answer_turn, landing_turn
 from aem.checks.base import BaseCheck
+from aem.foundation.model import MetricResult, Outcome
 from aem.judges.base import Judge, JudgeConfigError, JudgeRequest, verdict_of
 from aem.judges.prompts import prompt_text
 from aem.judges.settings import EMBEDDED
 from aem.judges.verdicts import usage_detail, verdict_result
 from aem.metrics.base import MetricContext, MetricSettings, result
-from aem.model import MetricResult, Outcome
 
 DEFAULT_THRESHOLD = 7.0
 
@@ -88,7 +88,8 @@ class LlmCheck(BaseCheck[LlmCheckSettings]):
     Settings = LlmCheckSettings
     threshold_unit = "/10"
     judged = True
-    # Scored 0-10; by the embedded default unless its settings name a judge (aem.provenance).
+    # Scored 0-10; by the embedded default unless its settings name a judge
+    # (aem.foundation.provenance).
     evaluator_type = "embedding"
     score_range = (0.0, 10.0)
 

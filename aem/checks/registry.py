@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from aem import plugins
 from aem.cases import Case, missing_reason
+from aem.foundation import plugins
 
 
 def registered_checks() -> list[Any]:
     """Every check class, in registration order (loaded once per ``sys.path`` by the
     extension kernel: the test runner asks per case, and a plug-in put on the path later
-    is found then). A broken check plug-in is an error (:class:`aem.plugins.PluginError`)
+    is found then). A broken check plug-in is an error (:class:`aem.foundation.plugins.PluginError`)
     — one that neither evaluates nor names the metrics that decide it included."""
     loaded = plugins.load(plugins.CHECK)
     loaded.raise_first_error()
@@ -35,7 +35,8 @@ def check_names() -> list[str]:
 
 
 def find_check(name: str) -> Any:
-    """The check class called ``name``; an unknown name is a :class:`aem.plugins.UnknownPlugin`."""
+    """The check class called ``name``; an unknown name is a
+    :class:`aem.foundation.plugins.UnknownPlugin`."""
     for check in registered_checks():
         if check.name == name:
             return check

@@ -19,9 +19,9 @@ from pydantic import Field
 from aem.cases import Case, CaseField
 from aem.checks.answer import landing_turn
 from aem.checks.base import BaseCheck
+from aem.foundation.model import Evidence, MetricResult, Outcome, Turn
 from aem.metrics.base import MetricContext, MetricSettings, result
 from aem.metrics.tool_set import TOOL_CHOICE
-from aem.model import Evidence, MetricResult, Outcome, Turn
 
 TOOL_CALLS = "check.tool_calls"
 

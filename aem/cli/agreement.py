@@ -15,12 +15,12 @@ import typer  # noqa: TID251
 from rich.console import Console
 from rich.table import Table
 
-from aem.agreement import UNVERIFIED_RULE, Agreement, Duplicates, Miss, agreement, read_labels
 from aem.cli.errors import err_console, fail
 from aem.cli.exit_codes import ExitCode
-from aem.diff import load_report
+from aem.foundation.terminaltext import escape_controls, safe
 from aem.report.terminal import output_console
-from aem.terminaltext import escape_controls, safe
+from aem.runs.agreement import UNVERIFIED_RULE, Agreement, Duplicates, Miss, agreement, read_labels
+from aem.runs.diff import load_report
 
 _NAMED_IDS = 5
 

@@ -57,20 +57,20 @@ from aem.config import load_resolved
 from aem.engines import EngineError
 from aem.engines.choice import Engine, audit_on_ray
 from aem.evaluate import build_report
-from aem.gates import apply_gates, parse_gates
+from aem.foundation.model import AuditReport, ClosedSession, Outcome
+from aem.foundation.provenance import provenance_by_metric
+from aem.foundation.terminaltext import escape_controls
 from aem.metrics.registry import ResolvedMetrics
-from aem.model import AuditReport, ClosedSession, Outcome
-from aem.provenance import provenance_by_metric
 from aem.ranking import load_taxonomy
 from aem.report.gate_view import render_gates
 from aem.report.session_view import SHOWN_SESSIONS
 from aem.report.terminal import output_console, render
+from aem.runs.gates import apply_gates, parse_gates
 from aem.scorecards.operations import ScoredAuditReport, audit_scorer, scored_report
 from aem.scorecards.render import render_scored
 from aem.sinks.base import DeliveryError, Sink
 from aem.sinks.delivery import close_all, deliver_reports
 from aem.store import StoreError
-from aem.terminaltext import escape_controls
 
 MaxRecordBytesOption = Annotated[
     int, typer.Option(min=1024, help="a longer record (line, document) is reported and skipped")

@@ -15,7 +15,7 @@ from rich.table import Table
 from aem.cli.audit import ConfigOption, SetOption
 from aem.cli.errors import fail
 from aem.config import ConfigError, config_sources, loaded_plugins
-from aem.terminaltext import fits
+from aem.foundation.terminaltext import fits
 
 config_app = typer.Typer(no_args_is_help=True, help="Inspect the configuration.")
 

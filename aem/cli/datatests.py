@@ -28,9 +28,9 @@ from aem.cli.exit_codes import ExitCode
 from aem.config import load_resolved
 from aem.datatests import api
 from aem.datatests.results import RunResult
+from aem.foundation.terminaltext import safe as plain
 from aem.metrics.registry import ResolvedMetrics
 from aem.store import Store, StoreError, default_store_path
-from aem.terminaltext import safe as plain
 
 test_app = typer.Typer(no_args_is_help=True, help="Dataset tests: create, run, show, compare")
 threshold_app = typer.Typer(no_args_is_help=True, help="Project thresholds of the checks")

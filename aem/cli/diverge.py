@@ -19,12 +19,12 @@ from aem.cli.audit import ConfigOption, SetOption
 from aem.cli.errors import fail
 from aem.cli.exit_codes import ExitCode
 from aem.config import load_config
-from aem.divergence import RunDivergence, diverge_runs
 from aem.evaluate import Evaluator
-from aem.model import InputIssue, Session
+from aem.foundation.model import InputIssue, Session
+from aem.foundation.terminaltext import escape_controls
 from aem.report.terminal import output_console
+from aem.runs.divergence import RunDivergence, diverge_runs
 from aem.settings import AemConfig
-from aem.terminaltext import escape_controls
 from collectors.reading import SessionReading
 
 

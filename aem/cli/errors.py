@@ -44,8 +44,8 @@ def user_errors() -> tuple[type[BaseException], ...]:
 
     from aem.cases import CasesError
     from aem.config import ConfigError
+    from aem.foundation.plugins import PluginError, UnknownPlugin
     from aem.judges.base import JudgeConfigError
-    from aem.plugins import PluginError, UnknownPlugin
     from aem.store import StoreError
 
     return (

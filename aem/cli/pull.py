@@ -19,7 +19,7 @@ from typing import Annotated, Any
 import typer  # noqa: TID251
 from pydantic import BaseModel
 
-from aem.model import AuditReport
+from aem.foundation.model import AuditReport
 from aem.pulls import PullLedger, PullPlan
 from aem.sinks.base import Sink
 from aem.store import Store, default_store_path

@@ -54,8 +54,8 @@ def diff(
 
     Exit code 1 when a root cause appeared or a session started failing, else 0.
     """
-    from aem.diff import diff_runs, load_report
     from aem.report.terminal import output_console, render_diff
+    from aem.runs.diff import diff_runs, load_report
 
     try:
         earlier, later = load_report(before), load_report(after)
@@ -78,8 +78,8 @@ def report(
     output: Annotated[Path, typer.Option("-o", "--output", help="HTML file to write")],
 ) -> None:
     """Turn a JSON report into the HTML report: one self-contained file, no server."""
-    from aem.diff import load_report
     from aem.report.html import render_report, write_html
+    from aem.runs.diff import load_report
 
     try:
         loaded = load_report(report_json)

@@ -17,6 +17,7 @@ from rich.console import Console
 
 from aem.cli.errors import fail
 from aem.cli.exit_codes import ExitCode
+from aem.foundation.terminaltext import escape_controls, safe
 from aem.scorecards.operations import open_scorecard_store, recompute, strict_json
 from aem.scorecards.render import (
     render_conversations,
@@ -33,7 +34,6 @@ from aem.scorecards.scorecard import (
 )
 from aem.scorecards.versions import ScorecardStore
 from aem.store import StoreError
-from aem.terminaltext import escape_controls, safe
 
 scorecard_app = typer.Typer(
     no_args_is_help=True, help="Level-2 scorecards: totals of pipeline steps"

@@ -117,7 +117,7 @@ def suggest_command(
     rules file, and given by --json.
     """
     from aem.compare.embedder import TextEmbedder
-    from aem.diff import load_report
+    from aem.runs.diff import load_report
 
     try:
         report = load_report(report_json)

@@ -25,10 +25,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from aem.model import AuditReport, Outcome
+from aem.foundation.model import AuditReport, Outcome
+from aem.foundation.vocabulary import EXPLANATION_STOP_WORDS
 from aem.ranking import categorize
 from aem.settings import TaxonomyRule
-from aem.vocabulary import EXPLANATION_STOP_WORDS
 
 # Whole words of letters and underscores (\b on both sides, as the pattern searches them):
 # a fragment such as ``ethan_martin_`` of ``ethan_martin_2396`` would never match.

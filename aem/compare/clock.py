@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from datetime import date, datetime
 
-from aem.vocabulary import (
+from aem.foundation.vocabulary import (
     MONTH_ABBREVIATIONS_EN,
     MONTHS_EN_PATTERN,
     MONTHS_RU_GENITIVE,

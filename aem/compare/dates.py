@@ -15,7 +15,7 @@ from typing import Any
 
 from aem.compare.result import Comparison, short
 from aem.compare.settings import CompareSettings
-from aem.vocabulary import (
+from aem.foundation.vocabulary import (
     MONTH_ABBREVIATIONS_EN,
     MONTH_NAMES_PATTERN,
     MONTH_NUMBERS,

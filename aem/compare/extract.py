@@ -19,7 +19,7 @@ from aem.compare.numbers import find_number_words, find_numbers
 from aem.compare.relative_days import find_relative_days, session_day
 from aem.compare.settings import CompareSettings
 from aem.compare.textkinds import is_code_text, non_factual_regions
-from aem.sessioncache import Slot, active_cache, session_cache
+from aem.foundation.sessioncache import Slot, active_cache, session_cache
 
 StatedKind = Literal["number", "date", "period", "id", "time", "day"]
 

@@ -16,7 +16,7 @@ from babel.numbers import get_currency_symbol
 
 from aem.compare.result import Comparison
 from aem.compare.settings import CompareSettings
-from aem.vocabulary import CURRENCY_CODES, MAGNITUDE_WORDS, NUMBER_WORDS, READ_LANGUAGES
+from aem.foundation.vocabulary import CURRENCY_CODES, MAGNITUDE_WORDS, NUMBER_WORDS, READ_LANGUAGES
 
 CURRENCY_SYMBOLS = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₽": "RUB", "₹": "INR"}
 # The symbols CLDR writes in the read languages that are neither a bare sign nor the code

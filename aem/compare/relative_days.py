@@ -4,7 +4,7 @@
 Why: "Next Tuesday is 12 May 2026" after "Today is Thursday, 7 May 2026" states a date as
 plainly as "2026-05-12" does, only relative to the day it is said. Unread, it was a
 suspect in every correct session and a wrong weekday went through. The phrases are
-CLDR's (:data:`aem.vocabulary.RELATIVE_DAYS`), so every read language has the same ones.
+CLDR's (:data:`aem.foundation.vocabulary.RELATIVE_DAYS`), so every read language has the same ones.
 
 The session's day is what the agent was told ("Today is …"), else when the session ran;
 the evaluator keeps it in the session's cache (:func:`set_session_day`), so a text read
@@ -19,8 +19,8 @@ import re
 from collections.abc import Iterator
 from datetime import date, timedelta
 
-from aem.sessioncache import Slot, active_cache
-from aem.vocabulary import RELATIVE_DAYS, alternation
+from aem.foundation.sessioncache import Slot, active_cache
+from aem.foundation.vocabulary import RELATIVE_DAYS, alternation
 
 _SESSION_DAY: Slot[date | None] = Slot("session day")
 

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from aem.strict import StrictSettings
+from aem.foundation.strict import StrictSettings
 
 
 class CompareSettings(StrictSettings):

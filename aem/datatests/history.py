@@ -14,10 +14,10 @@ from aem.datatests.results import Evaluation, RunResult
 from aem.datatests.runner import NO_SESSION, as_evaluation, check_cap, insert_evaluations
 from aem.datatests.tables import rows as _rows
 from aem.datatests.thresholds import project_threshold
+from aem.foundation.model import Outcome, Turn, TurnKind
 from aem.judges.base import Judge, verdict_of
 from aem.judges.registry import build_judge
 from aem.judges.verdicts import usage_detail, verdict_result
-from aem.model import Outcome, Turn, TurnKind
 from aem.settings import AemConfig
 from aem.store import Store
 

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from aem.datatests.results import RunResult, denominator, gate_results, not_run
-from aem.terminaltext import safe as plain
+from aem.foundation.terminaltext import safe as plain
 
 
 def rate(value: float | None) -> str:

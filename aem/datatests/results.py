@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from aem.denominator import Denominator
-from aem.model import Outcome
+from aem.foundation.denominator import Denominator
+from aem.foundation.model import Outcome
 
 GATE_ALL = "all"
 

@@ -22,12 +22,12 @@ from aem.datatests.definition import TestError, TestSpec, dataset_cases, load_te
 from aem.datatests.results import Evaluation, RunResult
 from aem.evaluate import Evaluator, build_report
 from aem.evidence import answers_to_user, tool_turns
-from aem.gates import GATE_METRICS, case_result
+from aem.foundation.model import ClosedSession, InputIssue, MetricResult, Outcome, SessionReport
 from aem.judges.prompts import PROMPT_VERSION
 from aem.judges.registry import build_judge
 from aem.metrics.base import Metric
 from aem.metrics.registry import ResolvedMetrics, build, resolve
-from aem.model import ClosedSession, InputIssue, MetricResult, Outcome, SessionReport
+from aem.runs.gates import GATE_METRICS, case_result
 from aem.settings import AemConfig
 from aem.store import Store
 

@@ -22,7 +22,7 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 
 from aem.cases import Case
-from aem.model import ClosedSession, InputIssue, SpanRecord
+from aem.foundation.model import ClosedSession, InputIssue, SpanRecord
 from collectors.otlp import decode_proto_request
 from collectors.reading import AssemblyLimits, SessionReading, assemble_all
 

@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from aem.engines import EngineError
-from aem.model import AuditReport, ClosedSession
+from aem.foundation.model import AuditReport, ClosedSession
 
 
 class Engine(StrEnum):

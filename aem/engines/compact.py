@@ -12,8 +12,8 @@ import pickle
 from collections.abc import Sequence
 from typing import Any
 
-from aem.gcpause import cyclic_gc_paused
-from aem.model import ClosedSession, SourceRef, SpanEvent, SpanRecord
+from aem.foundation.gcpause import cyclic_gc_paused
+from aem.foundation.model import ClosedSession, SourceRef, SpanEvent, SpanRecord
 
 SpanTuple = tuple[Any, ...]
 
@@ -95,7 +95,7 @@ def unpack_sessions(data: bytes) -> list[ClosedSession]:
 
 
 def loads(data: bytes) -> Any:
-    """``pickle.loads`` with the collector paused (:func:`aem.gcpause.cyclic_gc_paused`).
+    """``pickle.loads`` with the collector paused (:func:`aem.foundation.gcpause.cyclic_gc_paused`).
 
     Why: (un)pickling builds tens of thousands of containers at once, none of them cyclic
     garbage; in the reading process, which holds every report so far, collections made the

@@ -46,7 +46,7 @@ from aem.engines.compact import dumps, loads, pack_sessions, unpack_sessions
 from aem.engines.jobs import adopt, job_evaluator, pack_job, release
 from aem.engines.seam import Deliver, SessionOutcome, evaluate_closed
 from aem.evaluate import Evaluator
-from aem.model import ClosedSession
+from aem.foundation.model import ClosedSession
 from aem.settings import AemConfig
 
 # A chunk of sessions should keep a worker busy about this long: long enough that the

@@ -44,7 +44,7 @@ from aem.engines import EngineError, available_cores
 from aem.engines.compact import span_from_tuple, span_to_tuple
 from aem.engines.seam import SessionOutcome, evaluate_closed
 from aem.evaluate import Evaluator, build_report
-from aem.model import AuditReport, InputIssue, SessionReport, SpanRecord
+from aem.foundation.model import AuditReport, InputIssue, SessionReport, SpanRecord
 from aem.settings import AemConfig
 from collectors.assembler import session_key_of
 from collectors.readers import DEFAULT_MAX_RECORD_BYTES, find_trace_files, read_batches

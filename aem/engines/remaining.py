@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from aem.model import ClosedSession
+from aem.foundation.model import ClosedSession
 
 # A file above this size is not counted line by line (the estimate takes half of it as
 # read): the audit is long anyway, and counting must stay cheap beside evaluating.

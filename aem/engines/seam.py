@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from aem.evaluate import Evaluator
-from aem.model import ClosedSession, InputIssue, SessionReport
+from aem.foundation.model import ClosedSession, InputIssue, SessionReport
 
 # The issue kind of a session whose evaluation raised: reported, never a verdict.
 EVALUATION_ERROR = "evaluation_error"

@@ -52,7 +52,7 @@ from aem.evidence.derivations import DERIVATIONS, Refuted, ValueClaim, written_a
 from aem.evidence.rules import Rule, RuleTable
 from aem.evidence.stems import stem
 from aem.evidence.values import LABEL_BEFORE, SeenValues, counted_noun, said_at_boundary
-from aem.model import Turn
+from aem.foundation.model import Turn
 
 _AMOUNT_KEY = re.compile(
     r"price|amount|cost|total|fee|fare|balance|paid|refund|charge|payment|salary", re.IGNORECASE

@@ -10,7 +10,7 @@ text is not a citation.
 
 A source named in words — "(Passage 1)", "according to document 2", "see source [3]",
 "в источнике 2" — is a citation too (its nouns and lead words are in
-:mod:`aem.vocabulary`), resolved like ``[N]``; and its number is the source's, never a
+:mod:`aem.foundation.vocabulary`), resolved like ``[N]``; and its number is the source's, never a
 value the answer states, so :func:`strip_citations` takes the whole reference out.
 """
 
@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from aem.vocabulary import SOURCE_LEADS, SOURCE_NOUNS
+from aem.foundation.vocabulary import SOURCE_LEADS, SOURCE_NOUNS
 
 _BRACKET = re.compile(r"\[([^\[\]\n]{1,60})\](?!\()")
 _NUMBER = re.compile(r"^\d{1,3}$")

@@ -15,11 +15,11 @@ conditional ("could not book", "I'll book", "would you like me to book"). Read-o
 In German, Spanish and Russian (and in English besides the verb rule), for a tool whose
 name says it writes (:func:`aem.matching.effects.effect_by_name`), a sentence reports
 the action when it holds a participle of the action's family ("gebucht", "reservada",
-"оформлен" for ``book_*``; :data:`aem.vocabulary.DONE_PARTICIPLES`), a completion that
+"оформлен" for ``book_*``; :data:`aem.foundation.vocabulary.DONE_PARTICIPLES`), a completion that
 fits any action ("erfolgreich", "con éxito", "успешно"), or an id presented as the
 action's confirmation ("confirmation BK-4471", "Buchungsnummer BK-4471") — never with a
 negation, a future, a condition or a question of any read language
-(:data:`aem.vocabulary.NOT_DONE_CUES`).
+(:data:`aem.foundation.vocabulary.NOT_DONE_CUES`).
 """
 
 from __future__ import annotations
@@ -30,10 +30,8 @@ from dataclasses import dataclass
 
 from aem.evidence.claims import sentence_pieces
 from aem.evidence.recovery import argument_leaves
-from aem.matching.effects import Effect, effect_by_name
-from aem.matching.names import tool_key
-from aem.model import Turn
-from aem.vocabulary import (
+from aem.foundation.model import Turn
+from aem.foundation.vocabulary import (
     ACTION_FAMILIES,
     CONFIRMATION_NOUNS,
     DETERMINERS_EN,
@@ -43,6 +41,8 @@ from aem.vocabulary import (
     READ_LANGUAGES,
     TOOL_NAME_FILLER,
 )
+from aem.matching.effects import Effect, effect_by_name
+from aem.matching.names import tool_key
 
 _WORD = re.compile(r"[A-Za-z]+")
 _ANY_WORD = re.compile(r"[^\W\d_]+")

@@ -9,7 +9,7 @@ text compared with the context is the claim alone; so are sources named in words
 ("(Passage 1)", "according to document 2"), whose numbers are no stated values.
 
 An honest gap statement — "I couldn't find …", "the passages do not say …", "в документах
-нет сведений о …" (:data:`aem.vocabulary.GAP_CUES`) — states nothing a context could
+нет сведений о …" (:data:`aem.foundation.vocabulary.GAP_CUES`) — states nothing a context could
 support, so it is no claim; a clause after it that does state something ("…, but there is
 one on May 6 at 9:00") still is, and is checked on its own.
 """
@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from aem.evidence.citations import Citation, find_citations, strip_citations
-from aem.vocabulary import ABBREVIATIONS, GAP_CLAUSE_BREAK, GAP_CUES, MONTH_NUMBERS
+from aem.foundation.vocabulary import ABBREVIATIONS, GAP_CLAUSE_BREAK, GAP_CUES, MONTH_NUMBERS
 
 # Sentence ends: . ! ? … followed by space and an upper-case or digit start, or a line break.
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=[\"'«(\[]?[A-ZА-ЯЁ0-9])|\n+")

@@ -35,7 +35,7 @@ from aem.evidence.values import (
     counted_noun,
     noun_stem,
 )
-from aem.vocabulary import CURRENCY_CODES, DOCUMENT_NOUNS, NUMBER_WORDS
+from aem.foundation.vocabulary import CURRENCY_CODES, DOCUMENT_NOUNS, NUMBER_WORDS
 
 # A derived value is accepted only where the claim reads as the aggregate it is: a total
 # is a sum (or a count times an amount), a balance or refund a difference, a per-unit

@@ -39,7 +39,7 @@ from aem.evidence.grounding import Grounding, Passage
 from aem.evidence.polarity import negation_differs, restriction_added
 from aem.evidence.stems import content_stems, stem
 from aem.evidence.support import ValueVerdict, judge_value
-from aem.vocabulary import (
+from aem.foundation.vocabulary import (
     MONTH_ABBREVIATIONS_EN,
     MONTH_NUMBERS,
     MONTHS_EN,

@@ -23,8 +23,8 @@ from aem.evidence.bindings import Call
 from aem.evidence.citations import Source
 from aem.evidence.claims import sentence_pieces, words
 from aem.evidence.support import SeenValues
+from aem.foundation.model import Session, ToolCall, Turn, TurnKind
 from aem.graph import TurnGraph
-from aem.model import Session, ToolCall, Turn, TurnKind
 
 _MAX_LEAVES = 400
 _MAX_PASSAGE_CHARS = 600

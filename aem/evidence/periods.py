@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
 from aem.compare.dates import find_dates
-from aem.model import Session
-from aem.vocabulary import MONTHS_RU_GENITIVE
+from aem.foundation.model import Session
+from aem.foundation.vocabulary import MONTHS_RU_GENITIVE
 
 _TODAY = re.compile(
     r"(?:today(?:'s date)? is|current date(?: is)?|date today:?|heute ist|hoy es|сегодня)"

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from aem.evidence.claims import sentence_pieces
 from aem.evidence.stems import content_stems, stem
-from aem.vocabulary import NEGATIONS, STOP_WORDS
+from aem.foundation.vocabulary import NEGATIONS, STOP_WORDS
 
 # Restricting words, by prefix, each with its kind: "just four" and "only four" restrict
 # alike; "every", "each", "per", "all" quantify alike.

@@ -20,12 +20,12 @@ from aem.compare.core import SemanticComparator
 from aem.compare.extract import StatedValue
 from aem.compare.settings import CompareSettings
 from aem.evidence.support import IndexedSeenValues, SeenValues, ValueIndex
+from aem.foundation.model import Session, Turn, TurnKind
+from aem.foundation.sessioncache import SessionCache, Slot
 from aem.graph import Ancestry, TurnGraph
 from aem.matching import ActualCall, ToolSetMatch, match_tool_calls
 from aem.matching.effects import DeclaredEffects, ToolEffects
 from aem.matching.settings import MatchSettings
-from aem.model import Session, Turn, TurnKind
-from aem.sessioncache import SessionCache, Slot
 
 
 def tool_turns(session: Session) -> list[Turn]:

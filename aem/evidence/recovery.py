@@ -32,11 +32,8 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from aem.compare.structured import maybe_json
-from aem.matching.cost import ArgumentJudge, CallRules, argument_mismatches
-from aem.matching.names import tool_key
-from aem.matching.settings import MatchSettings
-from aem.model import Turn
-from aem.vocabulary import (
+from aem.foundation.model import Turn
+from aem.foundation.vocabulary import (
     ARGUMENT_ERROR_CUES,
     ARGUMENT_KINDS,
     NEGATIONS,
@@ -44,6 +41,9 @@ from aem.vocabulary import (
     TRANSIENT_ERROR_CUES,
     WORLD_DECLINE_CUES,
 )
+from aem.matching.cost import ArgumentJudge, CallRules, argument_mismatches
+from aem.matching.names import tool_key
+from aem.matching.settings import MatchSettings
 
 if TYPE_CHECKING:
     from aem.compare import SemanticComparator

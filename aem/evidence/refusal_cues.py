@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from aem.vocabulary import GAP_CUES, IMPOSSIBILITY_CUES, OFFER_CUES, REFUSAL_CUES
+from aem.foundation.vocabulary import GAP_CUES, IMPOSSIBILITY_CUES, OFFER_CUES, REFUSAL_CUES
 
 EXEMPLARS = (
     "I don't know the answer to that.",

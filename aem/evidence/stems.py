@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from aem.evidence.claims import words
-from aem.vocabulary import STOP_WORDS
+from aem.foundation.vocabulary import STOP_WORDS
 
 
 def stem(word: str) -> str:

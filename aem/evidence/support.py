@@ -40,7 +40,7 @@ from aem.evidence.values import (
     noun_stem,
     said_at_boundary,
 )
-from aem.vocabulary import DOCUMENT_NOUNS
+from aem.foundation.vocabulary import DOCUMENT_NOUNS
 
 __all__ = [
     "_ARITHMETIC",

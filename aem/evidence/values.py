@@ -24,7 +24,7 @@ from aem.compare.clock import keys_of_instant
 from aem.compare.extract import StatedValue, extract_values
 from aem.compare.settings import CompareSettings
 from aem.evidence.arithmetic import evaluate
-from aem.vocabulary import MONTH_NUMBERS, STOP_WORDS, alternation
+from aem.foundation.vocabulary import MONTH_NUMBERS, STOP_WORDS, alternation
 
 _DIGITS = re.compile(r"\d+")
 # A digit run this long said inside an id or a word supports the same number.

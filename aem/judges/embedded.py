@@ -17,10 +17,10 @@ from collections.abc import Callable
 from aem.compare.core import SemanticComparator
 from aem.compare.extract import StatedValue, extract_values
 from aem.evidence import SeenValues
+from aem.foundation.vocabulary import DECLINE_CUES
 from aem.judges.base import JudgeRequest, JudgeVerdict
 from aem.judges.kinds import JudgeServices
 from aem.judges.settings import EMBEDDED, EmbeddedJudgeSettings
-from aem.vocabulary import DECLINE_CUES
 
 _FULL, _PARTIAL, _LOW, _HONEST = 9.0, 5.0, 2.0, 10.0
 

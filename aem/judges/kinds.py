@@ -1,5 +1,5 @@
 """Judge kinds: the ``aem.judges`` entry-point group (loaded by the extension kernel,
-:mod:`aem.plugins`), and the checking of judge tables.
+:mod:`aem.foundation.plugins`), and the checking of judge tables.
 
 A judge kind is a class with three declarations::
 
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, create_model
 
-from aem import plugins
+from aem.foundation import plugins
 
 if TYPE_CHECKING:
     from aem.compare.core import SemanticComparator

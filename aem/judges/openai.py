@@ -12,7 +12,7 @@ Why the bounds: a server is a peer AEM does not control. ``timeout_seconds`` bou
 attempt whole (a server dripping one byte at a time never trips a per-read timeout), and
 ``max_response_bytes`` bounds what is read (an endless body would otherwise be held in
 memory until the process dies). Both are kept by AEM's one HTTP client
-(:mod:`aem.http`), which also does the retrying; what one judge may cost a run in all is
+(:mod:`aem.foundation.http`), which also does the retrying; what one judge may cost a run in all is
 :mod:`aem.judges.guard`'s.
 """
 
@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from aem.http import HttpClient, HttpError, RetryPolicy
+from aem.foundation.http import HttpClient, HttpError, RetryPolicy
 from aem.judges.base import JudgeRequest, JudgeVerdict
 from aem.judges.guard import JudgeGuard
 from aem.judges.kinds import JudgeServices

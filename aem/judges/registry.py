@@ -14,10 +14,10 @@ from pydantic import BaseModel
 
 from aem.compare.core import SemanticComparator, lazy_comparator
 from aem.compare.settings import CompareSettings
+from aem.foundation.strict import closest
 from aem.judges.base import Judge, JudgeConfigError
 from aem.judges.kinds import JudgeServices, build_from_settings
 from aem.judges.settings import EMBEDDED, EmbeddedJudgeSettings
-from aem.strict import closest
 
 
 class JudgeTables(Protocol):

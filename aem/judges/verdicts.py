@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 
+from aem.foundation.model import Evidence, MetricResult, Outcome, Turn
 from aem.judges.base import JudgeVerdict
-from aem.model import Evidence, MetricResult, Outcome, Turn
 
 # How the explanation names the judge: checks and judge.step, the judged metrics.
 CHECK_WHY = "judge: {judge} — {explanation}"

@@ -8,8 +8,8 @@ nobody asked for. Telling the two apart needs a source, and the verdict names it
    (``[matching] read_only_tools``, ``state_changing_tools``): a person said so;
 2. the tool's definition in the trace — MCP annotations ``readOnlyHint`` /
    ``destructiveHint`` (hints the tool's author gives; a person's word comes first);
-3. else the verb of the tool's name, read by :data:`aem.vocabulary.TOOL_READ_VERBS` and
-   :data:`aem.vocabulary.TOOL_WRITE_VERBS`.
+3. else the verb of the tool's name, read by :data:`aem.foundation.vocabulary.TOOL_READ_VERBS` and
+   :data:`aem.foundation.vocabulary.TOOL_WRITE_VERBS`.
 
 Nothing says → unknown, and unknown is never read as "only reads".
 """
@@ -23,8 +23,7 @@ from enum import Enum
 from itertools import pairwise
 from typing import Any
 
-from aem.matching.names import tool_key
-from aem.vocabulary import (
+from aem.foundation.vocabulary import (
     TOOL_NAME_CONJUNCTIONS,
     TOOL_NAME_FILLER,
     TOOL_PHRASAL_READ,
@@ -34,6 +33,7 @@ from aem.vocabulary import (
     TOOL_VERB_PARTICLES,
     TOOL_WRITE_VERBS,
 )
+from aem.matching.names import tool_key
 
 
 class Effect(Enum):

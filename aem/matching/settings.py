@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from aem.strict import StrictSettings
+from aem.foundation.strict import StrictSettings
 
 ExtraCalls = Literal["fail", "writes", "allow"]
 

@@ -11,8 +11,8 @@ the refusal metric, which needs someone to have said the question is out of scop
 from __future__ import annotations
 
 from aem.evidence import session_gathered
+from aem.foundation.model import Turn, TurnKind
 from aem.metrics.base import CaseField, MetricContext
-from aem.model import Turn, TurnKind
 
 GROUNDED_TYPES = ("happy", "edge")
 OOS = "oos"

@@ -11,14 +11,14 @@ A metric is a class with three declarations and one method:
   at load and builds the metric with ``Metric.from_settings(settings, services)``, the
   one convention of every plug-in kind (:class:`BaseMetric`'s returns ``cls(settings)``);
 * ``band`` — where its results sit among a turn's results, one of the named bands of
-  :data:`aem.plugins.METRIC_BANDS` (a plug-in's default, ``"plugin"``, is after every
+  :data:`aem.foundation.plugins.METRIC_BANDS` (a plug-in's default, ``"plugin"``, is after every
   built-in metric and before the checks); the first failed cause names a root cause;
 * ``case_fields`` — the case fields it reads, typed (:class:`~aem.cases.CaseField`):
   ``case_fields = (CaseField("expect_data", bool | list[str], required=False),)``. Read
   them with ``FIELD.value(context.case)``: the value is checked against the declared type
   and a wrong one is a :class:`~aem.cases.CaseFieldError` naming the case and the field.
   Checks (:mod:`aem.checks`) skip a case without their required fields, with the reason;
-* ``evaluate(context)`` — :class:`~aem.model.MetricResult` items for the turns it judges.
+* ``evaluate(context)`` — :class:`~aem.foundation.model.MetricResult` items for the turns it judges.
 
 Why the class holds its settings: one file per metric is then the whole cost of adding
 one, and a plug-in's settings are checked exactly like a built-in's. A plug-in may omit
@@ -37,8 +37,8 @@ from typing import Any, ClassVar, Generic, Literal, Protocol, Self, TypeVar, cas
 from pydantic import BaseModel, ConfigDict
 
 from aem.cases import AnyOf, CaseField, CaseFieldError, CaseFields
+from aem.foundation.model import MetricResult
 from aem.metrics.context import MetricContext
-from aem.model import MetricResult
 
 Role = Literal["cause", "observation"]
 CAUSE: Role = "cause"
@@ -83,7 +83,8 @@ class BaseMetric(Generic[S]):
     band: ClassVar[str] = DEFAULT_BAND
     Settings: ClassVar[type[BaseModel]] = NoSettings
     case_fields: ClassVar[CaseFields] = ()
-    # Provenance of its verdicts (aem.provenance): what kind of evaluator decides, and the
+    # Provenance of its verdicts (aem.foundation.provenance): what kind of evaluator decides, and
+    # the
     # range its scores take. A metric whose settings name a judge reports "judge".
     evaluator_type: ClassVar[Literal["rule", "embedding", "judge"]] = "rule"
     score_range: ClassVar[tuple[float, float]] = (0.0, 1.0)
@@ -93,7 +94,7 @@ class BaseMetric(Generic[S]):
 
     @classmethod
     def from_settings(cls, settings: S, services: Any = None) -> Self:
-        """The one build convention of every plug-in kind (:mod:`aem.plugins`): a metric
+        """The one build convention of every plug-in kind (:mod:`aem.foundation.plugins`): a metric
         needs nothing lent (it reads ``context.services`` while it evaluates)."""
         del services
         return cls(settings)

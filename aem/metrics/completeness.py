@@ -19,9 +19,9 @@ from pydantic import Field
 from aem.compare.extract import extract_values
 from aem.compare.settings import CompareSettings
 from aem.evidence import SeenValues
+from aem.foundation.model import Evidence, MetricResult, Outcome, Turn
+from aem.foundation.vocabulary import FUNCTION_WORDS_EN, language_of
 from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
-from aem.model import Evidence, MetricResult, Outcome, Turn
-from aem.vocabulary import FUNCTION_WORDS_EN, language_of
 
 NAME = "correctness.completeness"
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")

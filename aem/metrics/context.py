@@ -3,7 +3,7 @@
 Why typed queries instead of a shared dict: two metrics that need the tool-set match
 must get the same match, computed once, with a type checker watching; a string-keyed
 dict hid both the sharing and the type. Every answer is kept in the session's
-:class:`~aem.sessioncache.SessionCache` — the one the evaluation opened (where value
+:class:`~aem.foundation.sessioncache.SessionCache` — the one the evaluation opened (where value
 extraction keeps its values too), else the context's own.
 """
 
@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 from aem import evidence
 from aem.cases import Case
 from aem.evidence import Seen, SessionMatch, recovered_by, reported_decline
+from aem.foundation.model import Session, Turn
+from aem.foundation.sessioncache import SessionCache, Slot, active_cache
 from aem.graph import Ancestry, TurnGraph
 from aem.metrics.services import EvaluationServices
-from aem.model import Session, Turn
-from aem.sessioncache import SessionCache, Slot, active_cache
 
 if TYPE_CHECKING:
     from aem.compare import SemanticComparator
@@ -36,7 +36,8 @@ _RECOVERY: Slot[dict[str, Turn | None]] = Slot("recovery by turn")
 class MetricContext:
     """The session, its case, its turn graph, the services metrics share, and cached
     queries about the session. ``cache`` is the session's cache: the evaluation's open
-    one by default (:func:`aem.sessioncache.session_cache`), else one of the context's own.
+    one by default (:func:`aem.foundation.sessioncache.session_cache`), else one of the context's
+    own.
 
     Why the context carries the graph (as pydantic_evals' ``EvaluatorContext`` carries
     its span tree) and the session does not: the graph is built above the model, from

@@ -44,11 +44,11 @@ from aem.evidence import (
     resolve,
     split_claims,
 )
+from aem.foundation.model import Evidence, MetricResult, Outcome, Turn, UnverifiedClaim
 from aem.judges.base import JudgeConfigError
 from aem.metrics import judged
 from aem.metrics.applies import REQUIRES_CONTEXT, gets_groundedness, requires_context
 from aem.metrics.base import BaseMetric, CaseFieldError, MetricContext, MetricSettings, result
-from aem.model import Evidence, MetricResult, Outcome, Turn, UnverifiedClaim
 
 NAME = "groundedness"
 JUDGE_CHECK = "groundedness"

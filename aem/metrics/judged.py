@@ -11,11 +11,11 @@ judge that cannot decide is ``skip``; neither is ever counted as a pass or a fai
 from __future__ import annotations
 
 from aem.evidence import Grounding
+from aem.foundation.model import MetricResult, Turn
 from aem.judges import verdicts
 from aem.judges.base import Judge, JudgeRequest, JudgeVerdict
 from aem.judges.settings import EMBEDDED
 from aem.metrics.base import MetricContext
-from aem.model import MetricResult, Turn
 
 _PIECE = 1_500
 _MAX_SOURCES = 40

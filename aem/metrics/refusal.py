@@ -46,12 +46,12 @@ from aem.evidence import (
     sentence_pieces,
     strip_citations,
 )
+from aem.foundation.model import Evidence, MetricResult, Outcome, Turn, UnverifiedClaim
 from aem.judges.base import JudgeConfigError
 from aem.metrics import judged
 from aem.metrics.applies import gets_refusal
 from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
 from aem.metrics.groundedness import GroundednessSettings, claim_proof, unverified_claim
-from aem.model import Evidence, MetricResult, Outcome, Turn, UnverifiedClaim
 
 NAME = "refusal"
 JUDGE_CHECK = "refusal"

@@ -1,7 +1,7 @@
 """Which metrics run: the ``aem.metrics`` and ``aem.checks`` entry-point groups (the
 built-ins are registered there too) plus ``metrics.plugins``, each built from its checked
 settings. Loading, the shape check, the order (named bands) and the one way to build
-(``from_settings(settings, services)``) are the extension kernel's (:mod:`aem.plugins`).
+(``from_settings(settings, services)``) are the extension kernel's (:mod:`aem.foundation.plugins`).
 
 Why one path for built-ins and plug-ins: a plug-in then gets exactly what a built-in
 gets — its own ``[metrics."<name>"]`` table, validated against its own settings model
@@ -16,10 +16,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from aem import plugins
+from aem.foundation import plugins
+from aem.foundation.strict import MOVED_KEYS, ConfigError, closest, config_error, dotted_key
 from aem.metrics.base import Metric
 from aem.settings import AemConfig
-from aem.strict import MOVED_KEYS, ConfigError, closest, config_error, dotted_key
 
 
 def registered_metrics(plugins_: Sequence[str] = ()) -> list[plugins.Plugin]:

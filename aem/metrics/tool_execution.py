@@ -22,6 +22,7 @@ from typing import Literal
 from pydantic import Field
 
 from aem.evidence.recovery import error_kind
+from aem.foundation.model import Evidence, MetricResult, Outcome, Turn
 from aem.metrics.base import (
     BaseMetric,
     CaseField,
@@ -30,7 +31,6 @@ from aem.metrics.base import (
     MetricSettings,
     result,
 )
-from aem.model import Evidence, MetricResult, Outcome, Turn
 
 NAME = "tool_execution"
 

@@ -12,7 +12,7 @@ the loop at its purest.
 
 Only calls with no state-changing success between them are counted together: a
 successful call of another tool or arguments whose name starts with a state-changing
-verb (:data:`aem.vocabulary.STATE_CHANGING_VERBS`: book, update, cancel, …) changed the
+verb (:data:`aem.foundation.vocabulary.STATE_CHANGING_VERBS`: book, update, cancel, …) changed the
 world the call asks about, so a call repeated after it — a retry once the precondition
 was fixed — starts a new count.
 """
@@ -27,9 +27,9 @@ from pydantic import Field
 
 from aem.compare.structured import maybe_json
 from aem.evidence.claimed_success import name_words
+from aem.foundation.model import Evidence, MetricResult, Outcome, Turn
+from aem.foundation.vocabulary import STATE_CHANGING_VERBS, TOOL_NAME_FILLER
 from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
-from aem.model import Evidence, MetricResult, Outcome, Turn
-from aem.vocabulary import STATE_CHANGING_VERBS, TOOL_NAME_FILLER
 
 NAME = "tool_repetition"
 

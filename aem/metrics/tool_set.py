@@ -27,11 +27,11 @@ from typing import Any
 
 from aem.cases import ExpectedToolCall
 from aem.evidence import SessionMatch
+from aem.foundation.model import Evidence, MetricResult, Outcome, Turn
 from aem.matching.effects import Effect, ToolEffect
 from aem.matching.names import tool_key
 from aem.metrics.base import BaseMetric, MetricContext, NoSettings, result
 from aem.metrics.tool_schema import UnusableSchema, usable_validator
-from aem.model import Evidence, MetricResult, Outcome, Turn
 
 TOOL_CHOICE = "tool_choice"
 ARGUMENT_VALIDITY = "argument_validity"

@@ -40,10 +40,10 @@ from aem.evidence import (
     unrecovered_failures,
     worked_out_wrong,
 )
+from aem.foundation.model import Evidence, MetricResult, Outcome, Turn, TurnKind, UnverifiedClaim
+from aem.foundation.vocabulary import READ_LANGUAGES, unread_language
 from aem.metrics.applies import refusal_owns
 from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
-from aem.model import Evidence, MetricResult, Outcome, Turn, TurnKind, UnverifiedClaim
-from aem.vocabulary import READ_LANGUAGES, unread_language
 
 NAME = "correctness.truthfulness"
 _TEMPORAL = ("date", "period")

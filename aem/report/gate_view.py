@@ -7,7 +7,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from aem.model import GateResult, Outcome
+from aem.foundation.model import GateResult, Outcome
 
 _STYLE = {
     Outcome.PASS: "green",

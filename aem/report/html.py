@@ -45,9 +45,9 @@ import orjson
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from aem.divergence import RunDivergence
-from aem.model import AuditReport, Outcome, RootCause, SessionReport, TurnVerdict
+from aem.foundation.model import AuditReport, Outcome, RootCause, SessionReport, TurnVerdict
 from aem.ranking import report_categories, signature
+from aem.runs.divergence import RunDivergence
 
 # Bytes that could end the <script> element, open a comment or CDATA, or (U+2028/9) end a
 # line in older JavaScript parsers: each is replaced by its JSON \u escape, same value.

@@ -1,14 +1,14 @@
 """The small wording helpers every view of the report shares, and :func:`safe`.
 
 Everything that comes from trace data (session ids, turn names, explanations, issue
-messages) goes through :func:`safe` (:mod:`aem.terminaltext`): a span name must not be
+messages) goes through :func:`safe` (:mod:`aem.foundation.terminaltext`): a span name must not be
 able to clear the screen, retitle the window or forge output with escape sequences, nor
 inject rich markup.
 """
 
 from __future__ import annotations
 
-from aem.terminaltext import safe
+from aem.foundation.terminaltext import safe
 
 __all__ = ["cut", "plural", "safe"]
 

@@ -27,10 +27,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from aem.foundation.model import AuditReport, Label, Outcome, SessionReport, TurnVerdict
+from aem.foundation.terminaltext import fits
 from aem.metrics.tool_set import is_allowed_extra
-from aem.model import AuditReport, Label, Outcome, SessionReport, TurnVerdict
 from aem.report.safe_text import cut, plural, safe
-from aem.terminaltext import fits
 
 # Sessions a run may have before the view tables only its failing ones (and at most this
 # many of those): ten tables are what a reader reads before turning to the ranking.

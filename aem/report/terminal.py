@@ -23,12 +23,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from aem.diff import RunDiff
+from aem.foundation.model import AuditReport, RankedRootCause
 from aem.metrics.tool_set import is_allowed_extra
-from aem.model import AuditReport, RankedRootCause
 from aem.ranking import report_categories
 from aem.report.safe_text import plural, safe
 from aem.report.session_view import SUSPECT_STYLE, print_sessions
+from aem.runs.diff import RunDiff
 
 __all__ = ["PIPED_WIDTH", "output_console", "plural", "render", "render_diff", "safe"]
 

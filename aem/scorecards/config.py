@@ -23,9 +23,9 @@ from pathlib import Path
 
 from pydantic import Field, ValidationError
 
+from aem.foundation.strict import FrozenSettings
 from aem.scorecards.definition import FiniteSettings, PipelineDefinition
 from aem.scorecards.files import DocumentError, read_document
-from aem.strict import FrozenSettings
 
 # Why bounds on numbers a file states: ``weight = inf`` or ``1e308`` is a float, and the
 # total it produces is ``inf`` or ``nan`` -- a number no one can read as an assessment. A

@@ -14,9 +14,9 @@ from typing import Protocol, TypeVar
 
 from pydantic import ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
+from aem.foundation.strict import FrozenSettings
 from aem.scorecards.contract import CriterionMode, StepKind
 from aem.scorecards.files import DocumentError, read_document
-from aem.strict import FrozenSettings
 
 # The most points one criterion may give. Why a bound at all: a maximum of ``1e308`` is
 # finite, yet a weighted sum of two overflows to ``inf``; below this bound every sum the

@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from aem.model import SpanRecord
+from aem.foundation.model import SpanRecord
 from aem.scorecards import contract as c
 from aem.scorecards.results import CriterionResult, StepResult
 

@@ -8,7 +8,7 @@ here, where the scorecards are, so a caller other than the shell gets the same r
 Why :class:`ScoredAuditReport`: ``aem audit --scorecard`` prints its report with
 ``--json`` and writes it with ``--out``; the totals are a field of that one report, so the
 two cannot disagree. An audit without ``--scorecard`` stays a plain
-:class:`~aem.model.AuditReport`, with no ``scorecards`` key at all.
+:class:`~aem.foundation.model.AuditReport`, with no ``scorecards`` key at all.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from aem.model import AuditReport
+from aem.foundation.model import AuditReport
 from aem.scorecards.post_hoc import ScoredConversation, SessionScorer
 from aem.scorecards.scorecard import Scorecard, load_scorecard
 from aem.scorecards.versions import ScorecardStore

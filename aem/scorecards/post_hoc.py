@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from aem.model import ClosedSession, InputIssue, SpanRecord
+from aem.foundation.model import ClosedSession, InputIssue, SpanRecord
 from aem.scorecards.extract import StepResult, latest_results, root_span
 from aem.scorecards.scorecard import Scorecard
 from aem.scorecards.totals import Total, compute_total

@@ -14,11 +14,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from aem.foundation.terminaltext import safe
 from aem.scorecards.post_hoc import ScoredConversation
 from aem.scorecards.totals import Total
 from aem.scorecards.validation import Violation
 from aem.scorecards.versions import ConversationState, StoredTotal
-from aem.terminaltext import safe
 
 
 def points(total: Total) -> str:

@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from aem.model import SpanRecord
+from aem.foundation.model import SpanRecord
 from collectors.assembler import session_key_of
 
 

@@ -17,8 +17,8 @@ from typing import Any, NoReturn
 from pydantic import ValidationError
 
 from aem.config import apply_override
+from aem.foundation.provenance import provenance_by_metric
 from aem.metrics.registry import resolve_metrics
-from aem.provenance import provenance_by_metric
 from aem.serve.ops import setup_logging
 from aem.serve.settings import ServeSettings, UnusableSetting, load_serve_config
 from aem.settings import read_toml

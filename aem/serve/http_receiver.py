@@ -38,7 +38,7 @@ import orjson
 from google.rpc import status_pb2
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from aem.model import SourceRef
+from aem.foundation.model import SourceRef
 from aem.serve.handshakes import HandshakeGate
 from aem.serve.intake import Accepted, BadRequest, Busy, Intake, TooLarge
 from aem.serve.ops import CONTENT_TYPE as METRICS_CONTENT_TYPE

@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from aem.model import InputIssue, SourceRef, SpanRecord
+from aem.foundation.model import InputIssue, SourceRef, SpanRecord
 from aem.serve.budget import Budget, OverBudget, client_of
 from aem.serve.envelope import count_spans, parse_envelope
 from aem.serve.ops import ServeMetrics

@@ -128,7 +128,7 @@ class RedeliverySchedule:
     """When the outbox offers a sink its pending rows again after a failed delivery:
     exponential backoff with jitter, capped; attempts never stop (nothing is dropped).
 
-    Not :class:`aem.http.RetryPolicy`, which decides whether one HTTP request is asked
+    Not :class:`aem.foundation.http.RetryPolicy`, which decides whether one HTTP request is asked
     again within a delivery; this schedules the next delivery of rows still pending."""
 
     initial: float = defaults.DELIVERY_RETRY_INITIAL_SECONDS

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from aem.model import ClosedSession, InputIssue, SessionReport, SpanRecord
+from aem.foundation.model import ClosedSession, InputIssue, SessionReport, SpanRecord
 from aem.serve import defaults
 from aem.serve.budget import Budget, client_of
 from aem.serve.latespans import LateSpanTally

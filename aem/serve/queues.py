@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 
-from aem.model import SpanRecord
+from aem.foundation.model import SpanRecord
 
 
 class SpanQueue:

@@ -18,7 +18,7 @@ from typing import Any
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from aem.model import InputIssue, SourceRef
+from aem.foundation.model import InputIssue, SourceRef
 from aem.serve.envelope import parse_envelope
 from aem.serve.intake import BadRequest, parse_request, screen, summarize
 from aem.serve.spool import DeadRows, SpanRow, Spool, encode_span

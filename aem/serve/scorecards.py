@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from aem.model import SpanRecord
+from aem.foundation.model import SpanRecord
 from aem.scorecards.contract import TOTAL_EVALUATION_NAME
 from aem.scorecards.extract import is_step_span, step_result
 from aem.scorecards.scorecard import Scorecard, load_scorecard

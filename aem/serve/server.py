@@ -162,7 +162,8 @@ class LiveServer:
     ) -> None:
         """``assembly``: the evaluation config's session limits (its defaults if None);
         the turn limit is applied where sessions are built (``Evaluator.build``).
-        ``provenance``: each metric's evaluator, on every verdict item (aem.provenance)."""
+        ``provenance``: each metric's evaluator, on every verdict item
+        (aem.foundation.provenance)."""
         assembly = assembly or AssemblySettings()
         self.settings = settings
         self._evaluate = evaluate

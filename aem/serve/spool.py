@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from aem.engines.compact import span_from_tuple, span_to_tuple
-from aem.model import SpanRecord
+from aem.foundation.model import SpanRecord
 from aem.serve import defaults, outbox
 from aem.serve.supervisor import SupervisedThread
 from aem.sinks.records import FIRST_REVISION, KEY_SEPARATOR, OutboxItem, revised

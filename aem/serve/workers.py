@@ -48,7 +48,7 @@ from aem.engines.pool import (
     worker_config,
 )
 from aem.evaluate import Evaluator
-from aem.model import ClosedSession, SessionReport
+from aem.foundation.model import ClosedSession, SessionReport
 from aem.serve.pipeline import Abandoned
 from aem.settings import AemConfig
 

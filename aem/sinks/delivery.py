@@ -18,8 +18,8 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from aem.http import RetryPolicy
-from aem.model import SessionReport
+from aem.foundation.http import RetryPolicy
+from aem.foundation.model import SessionReport
 from aem.sinks.base import DeliveryError, Sink, SinkSettings, deliver_to
 from aem.sinks.phoenix import PhoenixSettings, phoenix_project
 from aem.sinks.records import OutboxItem, verdict_items
@@ -74,7 +74,7 @@ def deliver_reports(
     provenance: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, int]:
     """Every verdict item of ``reports`` through every sink; items delivered per sink.
-    ``provenance`` names each metric's evaluator on its items (:mod:`aem.provenance`).
+    ``provenance`` names each metric's evaluator on its items (:mod:`aem.foundation.provenance`).
 
     Raises :class:`DeliveryError` naming the sink when one still refuses after the retries.
     """

@@ -1,4 +1,5 @@
-"""The sinks' bounded request: AEM's one HTTP client (:mod:`aem.http`), in the sinks' terms.
+"""The sinks' bounded request: AEM's one HTTP client (:mod:`aem.foundation.http`), in the sinks'
+terms.
 
 Why bounds at all: an HTTP library's own timeouts bound one read (or one connect), so a
 downstream that drips a byte just under the read timeout held a delivery — and with it
@@ -18,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from urllib.parse import urlsplit
 
-from aem.http import HttpClient, HttpError, Response, RetryPolicy, shut_socket
+from aem.foundation.http import HttpClient, HttpError, Response, RetryPolicy, shut_socket
 from aem.sinks.base import DeliveryError
 
 __all__ = ["BoundedHttp", "Response", "ResponseRefused", "shut_socket"]

@@ -57,7 +57,7 @@ from typing import Any
 import orjson
 from pydantic import Field, SecretStr
 
-from aem.http import RetryPolicy
+from aem.foundation.http import RetryPolicy
 from aem.sinks.base import DeliveryError, SinkSettings
 from aem.sinks.http import BoundedHttp, Response
 from aem.sinks.records import ALL_ITEM_KINDS, OutboxItem, label_explanation
@@ -240,7 +240,7 @@ class MlflowJson:
     """JSON requests to one MLflow server, each bounded by :class:`BoundedHttp`.
 
     A 429 or 5xx, or a server that cannot be reached, is asked again (``attempts`` in
-    all, with a short doubling pause; :mod:`aem.http`'s policy): those say the server is
+    all, with a short doubling pause; :mod:`aem.foundation.http`'s policy): those say the server is
     busy or restarting. An answer that overstays the deadline or the size cap is not:
     the server did answer, and asking it again would only spend the deadline again
     inside one delivery.

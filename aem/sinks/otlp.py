@@ -17,7 +17,7 @@ What goes out (the GenAI semantic conventions' evaluation event, plus AEM's own 
   ``aem.root_cause.span_id`` and ``aem.failed_metrics`` (a ``suspect`` turn, which failed
   nothing, also ``aem.unverified_metrics``), status UNSET whatever the label (a verdict
   is data, not a failed evaluation), and the evaluator's provenance
-  (:mod:`aem.provenance`, ``docs/provenance.md``). Not in the agent's trace: a span
+  (:mod:`aem.foundation.provenance`, ``docs/provenance.md``). Not in the agent's trace: a span
   added there after the fact would stretch the trace's duration and change its tree in
   every backend. Its trace and span ids are derived from the idempotency key, so a re-sent
   span has the same ids and a backend can de-duplicate it.

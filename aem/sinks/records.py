@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from aem.model import Label, Outcome, SessionReport, TurnVerdict
-from aem.provenance import (
+from aem.foundation.model import Label, Outcome, SessionReport, TurnVerdict
+from aem.foundation.provenance import (
     EVALUATOR_ID,
     EVALUATOR_TYPE,
     EVALUATOR_VERSION,
@@ -92,7 +92,8 @@ def verdict_items(
 ) -> list[OutboxItem]:
     """Every metric result and every turn label of a report, keyed for exactly-once delivery.
 
-    ``provenance`` (:func:`aem.provenance.provenance_by_metric`) gives each metric's items
+    ``provenance`` (:func:`aem.foundation.provenance.provenance_by_metric`) gives each metric's
+    items
     the evaluator that produced them; every item names the case (a session with a case is
     that case) and ``run_id`` when there is one. A turn's label is AEM's own rule.
 
@@ -229,7 +230,7 @@ def turn_explanation(turn: TurnVerdict) -> str:
     turn: its first failure (``metric: why``), else what left it unverified, else, when
     every metric skipped, ``not checked (N skipped)`` — never a bare ``ok``.
 
-    >>> from aem.model import TurnKind
+    >>> from aem.foundation.model import TurnKind
     >>> turn = TurnVerdict(turn_id="t1", span_ids=["s"], kind=TurnKind.RETRIEVAL,
     ...                    name="kb", label=Label.OK, metrics=[])
     >>> turn_explanation(turn)

@@ -1,10 +1,10 @@
 """Which sinks exist: the ``aem.sinks`` entry-point group, loaded by the extension kernel
-(:mod:`aem.plugins`), built-ins registered the same way.
+(:mod:`aem.foundation.plugins`), built-ins registered the same way.
 
 Why entry points for the built-ins too (the OTel SDK registers its exporters the same
 way): one mechanism, so a third-party sink is as much a first-class citizen as ours, and
 the registry — not an if-chain — decides what ``[sinks.<name>]`` may name. A broken sink
-plug-in is an error (:class:`aem.plugins.PluginError`) only when a configuration names
+plug-in is an error (:class:`aem.foundation.plugins.PluginError`) only when a configuration names
 it; the other sinks still work.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from aem import plugins
+from aem.foundation import plugins
 from aem.sinks.base import Sink, SinkSettings, SinkType
 
 

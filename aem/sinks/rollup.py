@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from aem.model import Label, MetricResult, Outcome, SessionReport, TurnKind, TurnVerdict
+from aem.foundation.model import Label, MetricResult, Outcome, SessionReport, TurnKind, TurnVerdict
 
 # The order a roll-up takes: the first label found among the turns wins.
 PRECEDENCE = (Label.ROOT_CAUSE, Label.PRIOR_ACTION_FAILED, Label.SUSPECT)
@@ -54,7 +54,7 @@ def rollup(turns: Sequence[TurnVerdict]) -> Rollup:
     """The label of a group of turns (a session, or one trace of it) and its first
     deciding turn.
 
-    >>> from aem.model import TurnKind
+    >>> from aem.foundation.model import TurnKind
     >>> ok = TurnVerdict(turn_id="t1", span_ids=["s"], kind=TurnKind.ANSWER, name="plan",
     ...                  label=Label.OK)
     >>> rollup([ok]).label, rollup([ok]).explanation
@@ -121,7 +121,7 @@ def metric_rollup(turns: Sequence[TurnVerdict]) -> list[dict[str, str | int]]:
     first turn that has it and that turn's explanation: what a backend shows in one column
     per metric for a trace, so a column never reads ``pass`` where a turn failed.
 
-    >>> from aem.model import MetricResult, TurnKind
+    >>> from aem.foundation.model import MetricResult, TurnKind
     >>> def turn(tid, outcome):
     ...     m = MetricResult(name="m", turn_id=tid, outcome=outcome, explanation=f"{tid} why")
     ...     return TurnVerdict(turn_id=tid, span_ids=["s"], kind=TurnKind.ANSWER, name="a",

@@ -41,7 +41,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExportResult
 
 from aem.audit import audit_paths
-from aem.model import InputIssue, SpanRecord
+from aem.foundation.model import InputIssue, SpanRecord
 from bench.backends.scaled import renamed
 from collectors.backends import SourceWindow, open_source
 from collectors.backends.mlflow import SEARCH_PAGE_TRACES, SEARCH_PATH, TRACES_PER_BATCH

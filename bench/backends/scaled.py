@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import replace
 
-from aem.model import SpanRecord
+from aem.foundation.model import SpanRecord
 from collectors.dialects.registry import session_keys
 
 

@@ -3,7 +3,7 @@ peak memory.
 
 Why: matching a parallel block compared every call of one run with every call of the
 other — 1,500 calls took 45 s and 943 MB, 3,000 were killed at 338 s and 3 GB. Identical
-calls are now paired by hashing first (aem.divergence); this measures the whole command
+calls are now paired by hashing first (aem.runs.divergence); this measures the whole command
 (reading both files, assembling, matching) as a user runs it, in a process of its own.
 
     python -m bench.divergence.parallel_block [--calls 3000] [--changed 1234]

@@ -24,7 +24,7 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from aem.model import Session, SpanRecord, TurnKind
+from aem.foundation.model import Session, SpanRecord, TurnKind
 from bench.session_size.workload import otlp_line
 
 WARM_UP_ID = "bench/warm-up"

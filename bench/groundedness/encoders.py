@@ -27,8 +27,8 @@ from typing import Any
 
 from aem.cases import Case
 from aem.config import load_config
+from aem.foundation.model import Session
 from aem.metrics import groundedness
-from aem.model import Session
 from aem.settings import AemConfig
 from bench.embeddings.run import write_report
 from bench.groundedness.speed import NO_CITATIONS, WORKLOADS, _source, groundedness_evaluator

@@ -57,8 +57,8 @@ from aem.cases import Case, load_cases  # noqa: E402
 from aem.compare import TextEmbedder  # noqa: E402
 from aem.config import load_config  # noqa: E402
 from aem.evaluate import Evaluator  # noqa: E402
+from aem.foundation.model import Session, TurnKind  # noqa: E402
 from aem.metrics.registry import resolve_metrics  # noqa: E402
-from aem.model import Session, TurnKind  # noqa: E402
 from aem.settings import AemConfig  # noqa: E402
 from aem.testing import make_session, make_turn  # noqa: E402
 from bench.devdata import ENV, dev_set  # noqa: E402

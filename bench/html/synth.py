@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from aem.model import AuditReport
+from aem.foundation.model import AuditReport
 from aem.ranking import rank_root_causes, signature
 
 _KINDS = ["reasoning", "tool_call", "tool_call", "tool_call", "retrieval", "answer"]

@@ -50,8 +50,8 @@ def time_session(
     """Best-of-``repeat`` seconds for build, graph and evaluation of one session."""
     from aem.config import AemConfig
     from aem.evaluate import Evaluator
+    from aem.foundation.model import ClosedSession
     from aem.graph import build_turn_graph
-    from aem.model import ClosedSession
     from bench.session_size.workload import generate
     from collectors.sessions import build_session
 
@@ -98,7 +98,7 @@ def installed_metrics(disabled: list[str]) -> list[Any]:
     work tree's, which may name metrics a timed revision does not have yet."""
     from importlib.metadata import entry_points
 
-    from aem import plugins
+    from aem.foundation import plugins
 
     found = []
     for entry in entry_points(group=plugins.METRIC.group):
@@ -164,7 +164,7 @@ def million(spans: int) -> dict[str, Any]:
     the evaluator, as ``aem audit`` runs them: seconds, peak RSS, the cut issue."""
     from aem.config import AemConfig
     from aem.evaluate import Evaluator
-    from aem.model import SessionReport
+    from aem.foundation.model import SessionReport
     from bench.session_size.workload import iter_spans
     from collectors.assembler import SessionAssembler
 

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from aem.model import SpanRecord
+from aem.foundation.model import SpanRecord
 
 SYSTEM = "You are a support agent for an online shop. Use the tools; never guess values."
 DEFAULT_WINDOW = 24  # messages of history in each model input

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from aem.compare.extract import extract_values
 from aem.compare.settings import CompareSettings
-from aem.model import MetricResult, Outcome
+from aem.foundation.model import MetricResult, Outcome
 
 _MAX_MULTIPLIER = 9
 _MAX_TRIPLE_POOL = 400

@@ -41,11 +41,11 @@ from aem.compare.extract import extract_claims
 from aem.config import AemConfig
 from aem.evaluate import Evaluator
 from aem.evidence import is_distinctive
+from aem.foundation.model import Outcome, Session, TurnKind
 from aem.graph import session_graph
 from aem.metrics.applies import refusal_owns
 from aem.metrics.context import MetricContext
 from aem.metrics.truthfulness import Truthfulness
-from aem.model import Outcome, Session, TurnKind
 from aem.services import services_from
 from bench.devdata import dev_root
 from bench.support.baseline import passes_baseline

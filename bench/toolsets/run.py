@@ -22,7 +22,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from aem.config import load_config
 from aem.evaluate import Evaluator
-from aem.model import SessionReport
+from aem.foundation.model import SessionReport
 from aem.testing import make_case, make_session, make_tool_call, make_turn
 from bench.toolsets.workload import CATEGORIES, Generated, generate
 

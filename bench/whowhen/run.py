@@ -50,7 +50,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 from aem.audit import audit_paths
 from aem.cases import load_cases
 from aem.config import load_config
-from aem.model import RootCause, SessionReport
+from aem.foundation.model import RootCause, SessionReport
 from bench.devdata import dev_set
 
 DEFAULT = dev_set("whowhen-dev")

@@ -9,7 +9,7 @@ some pages were read (:mod:`collectors.backends.bounded`) is an issue too, and w
 read is kept.
 
 Which scheme opens which source is the ``aem.sources`` entry-point group (loaded by the
-extension kernel, :mod:`aem.plugins`): Phoenix and MLflow are registered there like any
+extension kernel, :mod:`aem.foundation.plugins`): Phoenix and MLflow are registered there like any
 team's own source, which is one module and one entry-point line.
 
 ``aem audit --since last`` needs to know what a backend received since the previous run.
@@ -29,8 +29,8 @@ from urllib.parse import SplitResult, urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
-from aem import plugins
-from aem.model import InputIssue, SpanRecord
+from aem.foundation import plugins
+from aem.foundation.model import InputIssue, SpanRecord
 
 
 class BackendError(RuntimeError):

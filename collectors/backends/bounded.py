@@ -5,7 +5,7 @@ answer fills memory, one server that drips a byte every few seconds holds a page
 long as it likes (a read timeout restarts with every byte), and one page nested 100,000
 levels deep ends the run with a ``RecursionError``. Every request of a source (and of the
 MLflow source's REST client) goes through :func:`pull_client`, AEM's one HTTP client
-(:mod:`aem.http`) set to read at most ``max_page_bytes`` of an answer and to give up on
+(:mod:`aem.foundation.http`) set to read at most ``max_page_bytes`` of an answer and to give up on
 the whole request after ``request_seconds``, however the bytes trickle in;
 :func:`parse_json` refuses nesting the way the file readers do (orjson's 1,024 levels,
 then Python's json with its recursion guard). A bound that is reached raises
@@ -32,9 +32,9 @@ from typing import Any
 
 import orjson
 
-from aem.http import RETRY_STATUSES as BUSY_STATUSES
-from aem.http import HttpClient, HttpError, RetryPolicy
-from aem.model import InputIssue
+from aem.foundation.http import RETRY_STATUSES as BUSY_STATUSES
+from aem.foundation.http import HttpClient, HttpError, RetryPolicy
+from aem.foundation.model import InputIssue
 from collectors.backends.base import BackendError
 
 DEFAULT_MAX_PAGE_BYTES = 64 * 1024 * 1024
@@ -115,7 +115,7 @@ def pull_client(
     attempts: int,
     pause: float,
 ) -> HttpClient:
-    """The HTTP client (:mod:`aem.http`) of one source: every answer read within
+    """The HTTP client (:mod:`aem.foundation.http`) of one source: every answer read within
     ``limits``; a refused or stalled connection (no byte for ``stall_seconds``), 429 and
     5xx asked again, ``attempts`` in all, pausing ``pause`` seconds, then doubling."""
     return HttpClient(

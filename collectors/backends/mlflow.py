@@ -35,7 +35,7 @@ from google.protobuf.json_format import ParseDict, ParseError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
 
-from aem.model import InputIssue, SourceRef, SpanRecord
+from aem.foundation.model import InputIssue, SourceRef, SpanRecord
 from collectors.backends.base import BackendError, DeferredIssues, SourceWindow, future_starts
 from collectors.backends.bounded import (
     LIMIT_KEYS,

@@ -6,7 +6,7 @@ source and an assessment sink need are plain JSON. Both the source
 (:mod:`collectors.backends.mlflow`) and the sink (:mod:`aem.sinks.mlflow`) talk through
 this one client, so a slow or failing server is retried and reported the same way, and
 every answer is read within the same bounds (:mod:`collectors.backends.bounded`: bytes
-per answer, seconds per whole request, JSON depth; the retries are :mod:`aem.http`'s).
+per answer, seconds per whole request, JSON depth; the retries are :mod:`aem.foundation.http`'s).
 
 URLs: ``mlflow://HOST:PORT/…`` is plain HTTP (a local or in-cluster server),
 ``mlflow+https://HOST/…`` is HTTPS. Credentials come from the environment, as MLflow's own
@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
-from aem.http import HttpError, Response
+from aem.foundation.http import HttpError, Response
 from collectors.backends.base import BackendError
 from collectors.backends.bounded import (
     PullLimits,

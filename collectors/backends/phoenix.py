@@ -18,7 +18,7 @@ page size (a smaller page, less memory, more requests). ``?max_page_bytes=``,
 ``?request_seconds=`` and ``?max_pages=`` bound one read (64 MiB per page, 60 s per
 request however slowly the bytes come, 10,000 pages by default;
 :mod:`collectors.backends.bounded`). A page that fails is retried a bounded number of
-times (a refused or stalled connection, 429, 500, 502, 503, 504: :mod:`aem.http`); then
+times (a refused or stalled connection, 429, 500, 502, 503, 504: :mod:`aem.foundation.http`); then
 :class:`BackendError` names the backend and the page. A bound reached, or a cursor that
 cannot be followed (not a string, or one already followed), ends the read with an issue,
 and the pages before it are audited. A span that cannot be decoded — checked by the file
@@ -37,8 +37,8 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import SplitResult, parse_qs, quote
 
-from aem.http import HttpClient, HttpError, Response
-from aem.model import InputIssue, SourceRef, SpanRecord
+from aem.foundation.http import HttpClient, HttpError, Response
+from aem.foundation.model import InputIssue, SourceRef, SpanRecord
 from collectors.backends.base import (
     BackendError,
     DeferredIssues,

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from aem.model import InputIssue, SpanRecord
+from aem.foundation.model import InputIssue, SpanRecord
 from collectors.backends.base import FUTURE_TOLERANCE_NANOS as FUTURE
 from collectors.backends.base import SourceWindow, SpanSource
 

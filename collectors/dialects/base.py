@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from aem.model import SpanRecord
+from aem.foundation.model import SpanRecord
 
 
 @dataclass(slots=True)

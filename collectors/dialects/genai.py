@@ -12,7 +12,7 @@ import bisect
 from collections.abc import Mapping
 from typing import Any
 
-from aem.model import SpanRecord
+from aem.foundation.model import SpanRecord
 from collectors.dialects.base import (
     AgentRun,
     ConversationTurnRun,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from aem.model import SpanRecord
+from aem.foundation.model import SpanRecord
 from collectors.dialects.base import (
     AgentRun,
     ModelCall,

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from aem.model import SpanRecord
+from aem.foundation.model import SpanRecord
 from collectors.dialects.base import Operation
 
 
@@ -34,7 +34,7 @@ class SessionKey:
 class Dialect(Protocol):
     """One telemetry dialect (a semantic convention, or a framework's own shape).
 
-    ``band``: dialects are asked band by band (:data:`aem.plugins.DIALECT_BANDS`:
+    ``band``: dialects are asked band by band (:data:`aem.foundation.plugins.DIALECT_BANDS`:
     ``framework``, ``convention``, ``legacy``, ``vendor``, ``fallback``, ``plugin``), in
     group order inside a band; the first that claims a span and observes something wins.
     ``exclusive``: a span it claims is never offered to later dialects even when it

@@ -1,5 +1,5 @@
 """Which dialects exist and in what order: the ``aem.dialects`` entry-point group, loaded
-and put in band order by the extension kernel (:mod:`aem.plugins`).
+and put in band order by the extension kernel (:mod:`aem.foundation.plugins`).
 
 The built-ins are registered the same way in ``pyproject.toml``, so a third-party
 dialect is as much a first-class citizen as ours and the bands — not an if-chain —
@@ -12,8 +12,8 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from aem import plugins
-from aem.model import SpanRecord
+from aem.foundation import plugins
+from aem.foundation.model import SpanRecord
 from collectors.dialects.base import Operation
 from collectors.dialects.protocol import Dialect, SessionKey
 

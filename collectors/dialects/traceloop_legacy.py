@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aem.model import SpanRecord
+from aem.foundation.model import SpanRecord
 from collectors.dialects.base import ModelCall, Operation, ToolCallRequest, parse_jsonish
 from collectors.dialects.flatten import unflatten
 from collectors.dialects.protocol import BaseDialect

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from aem.gcpause import cyclic_gc_paused
-from aem.model import ClosedSession, InputIssue, Session, SpanRecord
-from aem.textindex import PatternFinder
+from aem.foundation.gcpause import cyclic_gc_paused
+from aem.foundation.model import ClosedSession, InputIssue, Session, SpanRecord
+from aem.foundation.textindex import PatternFinder
 from collectors.dialects import registry
 from collectors.dialects.annotations import tool_annotations
 from collectors.dialects.base import ModelCall, Operation, ToolRun

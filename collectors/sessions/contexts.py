@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from aem.model import SpanRecord, Turn, TurnKind
+from aem.foundation.model import SpanRecord, Turn, TurnKind
 from collectors.dialects.base import AgentRun, Operation, ToolRun
 
 ROOT_CONTEXT = "root"

@@ -12,7 +12,7 @@ import bisect
 import json
 from collections.abc import Mapping
 
-from aem.textindex import PatternFinder
+from aem.foundation.textindex import PatternFinder
 from collectors.dialects.base import ModelCall
 from collectors.sessions.contexts import Context
 

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from aem.model import ToolCall
-from aem.textindex import PatternFinder
+from aem.foundation.model import ToolCall
+from aem.foundation.textindex import PatternFinder
 from collectors.dialects.base import ModelCall, ToolCallRequest, ToolRun
 
 MATCHERS = ("id", "name_args", "name")

@@ -6,7 +6,7 @@ repair is an :class:`InputIssue`, so nothing changes silently.
 
 from __future__ import annotations
 
-from aem.model import InputIssue, SpanRecord
+from aem.foundation.model import InputIssue, SpanRecord
 
 
 def public_span_id(span_id: str) -> str:

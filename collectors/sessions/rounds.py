@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
-from aem.model import SpanRecord
+from aem.foundation.model import SpanRecord
 from collectors.dialects.base import AgentRun, ConversationTurnRun, ModelCall, Operation
 
 Boundaries = Literal["conventions", "inferred"]
@@ -41,7 +41,7 @@ def conversation_turns(
     session with neither counts its traces. ``conventions`` only when no turn was
     inferred (a trace mixing both shapes is ``inferred``).
 
-    >>> from aem.model import SpanRecord
+    >>> from aem.foundation.model import SpanRecord
     >>> turn = SpanRecord(trace_id="t", span_id="a", parent_span_id=None, name="turn")
     >>> agent = SpanRecord(trace_id="t", span_id="b", parent_span_id="a", name="agent")
     >>> conversation_turns({"a": turn, "b": agent},

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from aem.model import Document, Session, SpanRecord, Turn, TurnKind
-from aem.textindex import PatternFinder
+from aem.foundation.model import Document, Session, SpanRecord, Turn, TurnKind
+from aem.foundation.textindex import PatternFinder
 from collectors.dialects.base import (
     ModelCall,
     Operation,

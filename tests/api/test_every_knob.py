@@ -15,6 +15,7 @@ import pytest
 from aem.compare.onnxmodel import default_cache_dir
 from aem.compare.settings import CompareSettings
 from aem.config import load_config
+from aem.foundation.model import Session
 from aem.matching.settings import MatchSettings
 from aem.metrics.base import Metric
 from aem.metrics.completeness import Completeness, CompletenessSettings
@@ -22,7 +23,6 @@ from aem.metrics.tool_execution import ToolExecution, ToolExecutionSettings
 from aem.metrics.tool_repetition import ToolRepetition, ToolRepetitionSettings
 from aem.metrics.tool_set import ArgumentValidity, ToolChoice
 from aem.metrics.truthfulness import Truthfulness, TruthfulnessSettings
-from aem.model import Session
 from aem.testing import make_case, make_session, make_tool_call, make_turn, run_metric
 
 EMBED = "matching.embed_text_arguments=true"

@@ -10,9 +10,9 @@ import pytest
 
 from aem.config import AemConfig
 from aem.evaluate import Evaluator
-from aem.gcpause import cyclic_gc_paused
+from aem.foundation.gcpause import cyclic_gc_paused
+from aem.foundation.model import ClosedSession, MetricResult, Outcome
 from aem.metrics.base import MetricContext, result
-from aem.model import ClosedSession, MetricResult, Outcome
 from bench.session_size.run import EMBEDDING_METRICS, installed_metrics
 from bench.session_size.workload import generate
 

@@ -6,7 +6,7 @@ import inside a function hides such a cycle until the function runs, in whicheve
 the process happened to load them). grimp, import-linter's own graph builder, reads every
 import statement, function bodies included, and imports under ``TYPE_CHECKING`` too: one
 never runs, but a module annotated with a type from a module that imports it is a circle
-all the same (``aem.model`` once held the ``aem.graph.TurnGraph`` built from its turns).
+all the same (``aem.foundation.model`` once held the ``aem.graph.TurnGraph`` built from its turns).
 """
 
 from __future__ import annotations

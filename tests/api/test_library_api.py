@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import aem
-from aem.model import Label
+from aem.foundation.model import Label
 from collectors.assembler import SessionAssembler
 from collectors.readers import read_batches
 from tests.conftest import SAMPLES

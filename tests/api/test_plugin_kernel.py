@@ -1,4 +1,4 @@
-"""One extension kernel for every plug-in kind (aem.plugins).
+"""One extension kernel for every plug-in kind (aem.foundation.plugins).
 
 The plug-ins come from distributions OUTSIDE aem — tests/fixtures/aem_thirdparty_plugin
 (one of each kind) and tests/fixtures/aem_broken_plugin (one malformed of each kind) —
@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from aem import plugins
 from aem.cli import app
 from aem.config import ConfigError, load_config
+from aem.foundation import plugins
 from aem.judges.registry import build_judge
 from collectors.dialects import registry as dialects
 from tests.conftest import SAMPLES, run_audit, session

@@ -14,7 +14,7 @@ def test_configured_plugin_metric_is_run_and_propagated(tmp_path: Path, monkeypa
         textwrap.dedent(
             """
             from aem.metrics.base import BaseMetric
-            from aem.model import MetricResult, Outcome
+            from aem.foundation.model import MetricResult, Outcome
 
             class NoAdd(BaseMetric):
                 name = "team.no_add"
@@ -64,7 +64,7 @@ TEAM_METRIC = """
 from typing import Literal
 
 from aem.metrics.base import BaseMetric, MetricSettings, result
-from aem.model import Outcome
+from aem.foundation.model import Outcome
 
 
 class BannedSettings(MetricSettings):

@@ -14,9 +14,8 @@ from typing import Literal
 import pytest
 from typer.testing import CliRunner
 
-from aem.agreement import HumanLabel, agreement, kappa, read_labels
 from aem.cli import app
-from aem.model import (
+from aem.foundation.model import (
     AuditReport,
     Label,
     MetricResult,
@@ -25,6 +24,7 @@ from aem.model import (
     TurnKind,
     TurnVerdict,
 )
+from aem.runs.agreement import HumanLabel, agreement, kappa, read_labels
 from tests.conftest import run_audit
 
 METRIC = "judge.step"

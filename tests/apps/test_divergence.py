@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 
 from aem import testing as t
 from aem.cli import app
-from aem.divergence import diverge_runs, diverge_sessions
-from aem.model import Session, Turn
+from aem.foundation.model import Session, Turn
+from aem.runs.divergence import diverge_runs, diverge_sessions
 from tests.agent_kit import (
     GenAIAgent,
     ToolCall,

@@ -31,7 +31,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from aem.model import SpanRecord
+from aem.foundation.model import SpanRecord
 from collectors.readers import read_batches
 from tests.collectors.test_backend_sources import phoenix_span
 from tests.conftest import SAMPLES, run_audit

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aem.model import RootCause, SessionReport, TurnKind
+from aem.foundation.model import RootCause, SessionReport, TurnKind
 from bench.agreement import tau as tau_figures
 from bench.agreement import whowhen as who_figures
 from bench.agreement.baselines import MESSAGE, Step

@@ -10,7 +10,7 @@ from aem.checks.relevance import RelevanceCheck
 from aem.checks.tool_calls import ToolCallsCheck
 from aem.config import load_config
 from aem.evaluate import Evaluator
-from aem.model import MetricResult, Outcome, Session
+from aem.foundation.model import MetricResult, Outcome, Session
 from aem.testing import make_case, make_session, make_tool_call, make_turn, run_metric
 
 CHECKS = (

@@ -15,8 +15,8 @@ from aem.checks.judge_step import JudgeStep, JudgeStepSettings
 from aem.config import AemConfig
 from aem.datatests import api
 from aem.evaluate import Evaluator
+from aem.foundation.model import Label, Outcome
 from aem.judges.base import JudgeRequest, JudgeVerdict
-from aem.model import Label, Outcome
 from aem.store import Store
 from aem.testing import make_session, make_tool_call, make_turn
 from tests.judge_server import Reply, judge_server, scripted_judge_config, user_text

@@ -6,7 +6,7 @@ import pytest
 
 from aem.checks.json_schema import JsonSchemaCheck
 from aem.checks.tool_calls import ToolCallsCheck, ToolCallsSettings
-from aem.model import Outcome
+from aem.foundation.model import Outcome
 from aem.testing import make_case, make_session, make_tool_call, make_turn, run_metric
 
 SCHEMA = {

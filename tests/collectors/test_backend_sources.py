@@ -35,7 +35,7 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-from aem.model import SpanRecord
+from aem.foundation.model import SpanRecord
 from collectors.readers import read_batches
 from tests.scorecards_kit import cli
 from tests.serve.conftest import ROOT, SAMPLES, free_port

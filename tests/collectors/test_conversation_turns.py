@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Tracer
 
 import aem
-from aem.model import Session
+from aem.foundation.model import Session
 
 CONVERSATION = "conv-1"
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from aem import plugins
+from aem.foundation import plugins
 from collectors.dialects import registry
 from tests.conftest import run_audit, session
 from tests.team_dialect_kit import TEAM_DIALECT

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from aem.foundation.model import Session
 from aem.graph import session_graph
-from aem.model import Session
 from collectors.assembler import SessionAssembler
 from collectors.readers import read_batches
 from collectors.sessions import build_session
@@ -108,7 +108,7 @@ def test_session_spanning_two_traces_is_one_session(tmp_path: Path) -> None:
 
 
 def test_declared_tool_schemas_in_every_dialect() -> None:
-    from aem.model import SpanRecord
+    from aem.foundation.model import SpanRecord
     from collectors.dialects import tool_definitions
 
     schema = {"type": "object", "properties": {"city": {"type": "string"}}}

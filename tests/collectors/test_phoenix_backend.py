@@ -28,7 +28,7 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExportResult
 
-from aem.model import SpanRecord
+from aem.foundation.model import SpanRecord
 from bench.backends.scaled import renamed
 from collectors.readers import find_trace_files, read_batches
 from tests.phoenix_kit import Phoenix, running_phoenix, wait_for

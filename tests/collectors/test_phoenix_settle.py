@@ -14,7 +14,7 @@ import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace.export import SpanExportResult
 
-from aem.model import SpanRecord
+from aem.foundation.model import SpanRecord
 from tests.hostile_backend_kit import weather_session
 from tests.phoenix_kit import Phoenix, running_phoenix, wait_for
 from tests.scorecards_kit import cli

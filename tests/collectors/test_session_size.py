@@ -25,10 +25,10 @@ import collectors.sessions.build as build_module
 from aem.compare.extract import extract_values
 from aem.compare.settings import CompareSettings
 from aem.evidence.queries import seen_by, seen_fully, task_texts
+from aem.foundation.model import ClosedSession, Session, SpanRecord, Turn, TurnKind
+from aem.foundation.sessioncache import SessionCache
+from aem.foundation.textindex import PatternFinder
 from aem.graph import TurnGraph, _distinctive, _scalars, build_turn_graph
-from aem.model import ClosedSession, Session, SpanRecord, Turn, TurnKind
-from aem.sessioncache import SessionCache
-from aem.textindex import PatternFinder
 from bench.session_size.workload import generate, otlp_line
 from collectors.assembler import SessionAssembler
 from collectors.dialects.base import ModelCall

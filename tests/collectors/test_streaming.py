@@ -9,7 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from aem.cli import app
-from aem.model import ClosedSession, InputIssue, SpanRecord
+from aem.foundation.model import ClosedSession, InputIssue, SpanRecord
 from collectors.assembler import SessionAssembler
 from collectors.dialects.registry import session_keys
 from collectors.readers import read_batches

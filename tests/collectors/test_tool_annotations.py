@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from aem.model import SpanRecord
+from aem.foundation.model import SpanRecord
 from collectors.dialects.annotations import tool_annotations
 
 READ_ONLY = {"readOnlyHint": True}

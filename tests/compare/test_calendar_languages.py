@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from aem.compare.extract import extract_values, values_memoised
 from aem.compare.relative_days import resolve, set_session_day
-from aem.vocabulary import READ_LANGUAGES, language_of
+from aem.foundation.vocabulary import READ_LANGUAGES, language_of
 
 DAYS = st.dates(min_value=date(1990, 1, 1), max_value=date(2040, 12, 31))
 

@@ -18,8 +18,8 @@ import pytest
 from aem.compare import CompareSettings, SemanticComparator, TextEmbedder
 from aem.config import load_config
 from aem.evaluate import Evaluator
+from aem.foundation.model import Outcome, Session, SessionReport, TurnKind
 from aem.metrics.registry import resolve_metrics
-from aem.model import Outcome, Session, SessionReport, TurnKind
 from aem.testing import make_session, make_turn
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aem.compare.extract import extract_values
-from aem.vocabulary import READ_LANGUAGES
+from aem.foundation.vocabulary import READ_LANGUAGES
 
 CENTS = st.integers(min_value=1, max_value=99_999_999)
 

@@ -12,9 +12,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from aem.cli import app
-from aem.denominator import Denominator
-from aem.gates import evaluate_gate
-from aem.model import (
+from aem.foundation.denominator import Denominator
+from aem.foundation.model import (
     AuditReport,
     Label,
     MetricResult,
@@ -24,6 +23,7 @@ from aem.model import (
     TurnVerdict,
 )
 from aem.report.gate_view import gate_line
+from aem.runs.gates import evaluate_gate
 
 P, F, U, S, E = Outcome.PASS, Outcome.FAIL, Outcome.UNVERIFIED, Outcome.SKIP, Outcome.ERROR
 

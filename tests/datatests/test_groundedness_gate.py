@@ -10,8 +10,7 @@ import jsonschema
 import pytest
 from rich.console import Console
 
-from aem.gates import GateError, evaluate_gate, parse_gate
-from aem.model import (
+from aem.foundation.model import (
     AuditReport,
     GateResult,
     MetricResult,
@@ -21,6 +20,7 @@ from aem.model import (
     TurnVerdict,
 )
 from aem.report.gate_view import gate_line, render_gates
+from aem.runs.gates import GateError, evaluate_gate, parse_gate
 from tests.groundedness_kit import CASES, HELPDESK, helpdesk_report
 
 KNOWN = ["groundedness", "refusal", "tool_execution"]

@@ -22,7 +22,7 @@ import pytest
 
 import aem
 from aem.adapters.deepeval_metric import one_turn_spans, verdict_summary
-from aem.model import Outcome, SessionReport
+from aem.foundation.model import Outcome, SessionReport
 from tests.serve.conftest import ROOT, SAMPLES
 
 pytestmark = pytest.mark.slow

@@ -17,7 +17,7 @@ import pytest
 from aem.audit import AuditProgress, Outcomes, audit_paths
 from aem.engines.compact import dumps, loads, pack_sessions, unpack_sessions
 from aem.engines.seam import DeferredEngine, InProcessEngine
-from aem.model import (
+from aem.foundation.model import (
     ClosedSession,
     InputIssue,
     MetricResult,

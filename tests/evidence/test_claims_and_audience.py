@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 
 from aem.evidence import answers_to_user, find_citations, split_claims, strip_citations
+from aem.foundation.model import MetricResult, Outcome, Session, Turn, TurnKind
 from aem.metrics.groundedness import Groundedness
 from aem.metrics.refusal import Refusal
-from aem.model import MetricResult, Outcome, Session, Turn, TurnKind
 from aem.testing import make_case, make_session, make_tool_call, make_turn
 from aem.testing import run_metric as run
 from tests.groundedness_kit import evaluate, rag_session, results

@@ -16,7 +16,7 @@ import pytest
 
 from aem.cases import Case
 from aem.evaluate import Evaluator
-from aem.model import MetricResult, Outcome, Session, SessionReport
+from aem.foundation.model import MetricResult, Outcome, Session, SessionReport
 from aem.settings import AemConfig
 from aem.testing import make_session, make_tool_call, make_turn
 from scripts.golden_reports import INPUTS, render

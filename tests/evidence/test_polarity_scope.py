@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
+from aem.foundation.model import Outcome
 from aem.metrics.groundedness import Groundedness
-from aem.model import Outcome
 from aem.settings import AemConfig
 from tests.groundedness_kit import evaluate, rag_session, results
 

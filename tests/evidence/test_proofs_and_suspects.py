@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from aem.evaluate import Evaluator
+from aem.foundation.model import Label, MetricResult, Outcome, Turn
 from aem.metrics.groundedness import Groundedness
 from aem.metrics.truthfulness import Truthfulness
-from aem.model import Label, MetricResult, Outcome, Turn
 from aem.settings import AemConfig
 from aem.testing import make_case, make_session, make_tool_call, make_turn, run_metric
 from tests.groundedness_kit import evaluate, rag_session, results

@@ -5,7 +5,7 @@ was first stated), while an agent's own earlier words support nothing."""
 from __future__ import annotations
 
 from aem.evaluate import evaluate_session
-from aem.model import SessionReport
+from aem.foundation.model import SessionReport
 from aem.testing import make_session, make_turn
 
 TOLD = "The premium for a three-year term is €1,284.60."

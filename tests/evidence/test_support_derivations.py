@@ -8,9 +8,9 @@ from typing import Any
 from aem.compare.extract import extract_claims
 from aem.compare.settings import CompareSettings
 from aem.evidence import SeenValues, ValueVerdict, judge_value
+from aem.foundation.model import MetricResult, Turn
 from aem.metrics.groundedness import Groundedness
 from aem.metrics.truthfulness import Truthfulness
-from aem.model import MetricResult, Turn
 from aem.testing import make_session, make_tool_call, make_turn, run_metric
 
 SETTINGS = CompareSettings()

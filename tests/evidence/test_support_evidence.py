@@ -8,8 +8,8 @@ from typing import Any
 
 from opentelemetry.trace import SpanKind
 
+from aem.foundation.model import MetricResult, Turn
 from aem.metrics.truthfulness import Truthfulness
-from aem.model import MetricResult, Turn
 from aem.testing import make_session, make_tool_call, make_turn, run_metric
 from scripts.generate_sample_traces import (
     GENAI_APP_SCOPE,

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from aem.evaluate import build_report
-from aem.gates import evaluate_gate
+from aem.foundation.model import Label, Outcome, SessionReport
 from aem.metrics.groundedness import Groundedness
-from aem.model import Label, Outcome, SessionReport
 from aem.report.html import render_report
+from aem.runs.gates import evaluate_gate
 from tests.agent_kit import GenAIAgent, ToolCall, ToolSpec, message, record, text_part
 from tests.conftest import run_audit
 from tests.groundedness_kit import evaluate, rag_session, results

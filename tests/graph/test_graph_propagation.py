@@ -6,8 +6,8 @@ import networkx as nx
 from hypothesis import given
 from hypothesis import strategies as st
 
+from aem.foundation.model import Label, ToolCall, Turn, TurnKind
 from aem.graph import build_turn_graph
-from aem.model import Label, ToolCall, Turn, TurnKind
 from aem.propagation import propagate_failures
 
 

@@ -10,9 +10,9 @@ import networkx as nx
 import pytest
 
 from aem.evaluate import evaluate_session
+from aem.foundation.model import Label, Session, ToolCall, Turn, TurnKind
 from aem.graph import TurnGraph, TurnLink, build_turn_graph, session_graph
 from aem.metrics.truthfulness import Truthfulness
-from aem.model import Label, Session, ToolCall, Turn, TurnKind
 from aem.propagation import propagate_failures
 from aem.testing import make_session, make_tool_call, make_turn
 from bench.session_size.workload import generate

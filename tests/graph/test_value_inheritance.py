@@ -12,7 +12,7 @@ from __future__ import annotations
 import networkx as nx
 
 from aem.evaluate import evaluate_session
-from aem.model import Label, SessionReport
+from aem.foundation.model import Label, SessionReport
 from aem.propagation import inherit_along_values, propagate_failures
 from aem.testing import make_session, make_tool_call, make_turn
 

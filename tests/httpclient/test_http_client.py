@@ -1,4 +1,4 @@
-"""The one HTTP client (aem.http) against a real server on loopback, scripted per case:
+"""The one HTTP client (aem.foundation.http) against a real server on loopback, scripted per case:
 what is retried and what is not, how long it waits, and what a dripping, endless or absent
 server costs."""
 
@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from aem.http import HttpClient, HttpError, RetryPolicy, retry_after_seconds
+from aem.foundation.http import HttpClient, HttpError, RetryPolicy, retry_after_seconds
 
 Step = Callable[["Handler"], None]
 MIB = 1 << 20

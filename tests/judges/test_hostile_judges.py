@@ -26,10 +26,10 @@ from aem.cli import app
 from aem.config import AemConfig, load_config
 from aem.datatests import api
 from aem.datatests.results import RunResult
+from aem.foundation.model import Outcome
 from aem.judges.base import JudgeRequest
 from aem.judges.openai import OpenAIJudge
 from aem.judges.settings import OpenAIJudgeSettings
-from aem.model import Outcome
 from tests.judge_server import Reply, dead_url, elapsed, judge_server, refusing_response_format
 
 REPO = Path(__file__).resolve().parents[2]

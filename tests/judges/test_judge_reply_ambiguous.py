@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from aem.foundation.model import Outcome
 from aem.judges.base import JudgeRequest
 from aem.judges.verdicts import verdict_outcome
-from aem.model import Outcome
 from tests.judge_server import Reply, judge_server
 from tests.judges.test_hostile_judges import (
     REQUEST,

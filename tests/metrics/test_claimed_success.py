@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from aem.foundation.model import MetricResult, Turn
 from aem.metrics.truthfulness import Truthfulness, TruthfulnessSettings
-from aem.model import MetricResult, Turn
 from aem.testing import make_session, make_tool_call, make_turn, run_metric
 
 FAILED_BOOKING = make_tool_call(

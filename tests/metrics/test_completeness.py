@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from aem.foundation.model import MetricResult
 from aem.metrics.completeness import Completeness, CompletenessSettings
-from aem.model import MetricResult
 from aem.testing import make_case, make_session, make_tool_call, make_turn, run_metric
 
 

@@ -28,7 +28,7 @@ TEAM_PACKAGE = """
 from pathlib import Path
 
 from aem.metrics.base import BaseMetric, MetricSettings, result
-from aem.model import Outcome, SpanRecord
+from aem.foundation.model import Outcome, SpanRecord
 from aem.sinks.base import SinkSettings
 
 

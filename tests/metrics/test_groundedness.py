@@ -9,8 +9,8 @@ import json
 import pytest
 
 from aem.evidence import Source, find_citations, resolve, split_claims, strip_citations
+from aem.foundation.model import Outcome
 from aem.metrics.groundedness import Groundedness, GroundednessSettings
-from aem.model import Outcome
 from tests.groundedness_kit import evaluate, rag_session, results, session_results
 
 RETURNS = [

@@ -4,10 +4,10 @@ chat completions, scripted. The judge's verdict is used and named; a judge error
 
 from __future__ import annotations
 
-from aem.gates import evaluate_gate
+from aem.foundation.model import AuditReport, Outcome
 from aem.metrics.groundedness import Groundedness, GroundednessSettings
 from aem.metrics.refusal import Refusal, RefusalSettings
-from aem.model import AuditReport, Outcome
+from aem.runs.gates import evaluate_gate
 from tests.groundedness_kit import evaluate, rag_session, results
 from tests.judge_server import Reply, judge_server, scripted_judge_config
 

@@ -10,7 +10,7 @@ import pytest
 
 from aem.config import ConfigError, load_config
 from aem.evaluate import Evaluator
-from aem.model import Label
+from aem.foundation.model import Label
 from aem.testing import make_session, make_tool_call, make_turn
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "latency_metric"

@@ -17,7 +17,7 @@ from tests.conftest import run_audit, session
 
 LATENCY_PLUGIN = """
 from aem.metrics.base import BaseMetric, result
-from aem.model import Outcome
+from aem.foundation.model import Outcome
 
 
 class Latency(BaseMetric):

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from aem.evidence import has_cue, offers_help
+from aem.foundation.model import Outcome
 from aem.metrics.groundedness import Groundedness
 from aem.metrics.refusal import Refusal
 from aem.metrics.truthfulness import Truthfulness
-from aem.model import Outcome
 from tests.groundedness_kit import evaluate, rag_session, results, session_results
 
 DELIVERY = ["Standard delivery takes 3 to 5 business days and costs $4.99."]

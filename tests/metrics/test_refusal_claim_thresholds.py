@@ -5,8 +5,8 @@ a paraphrase the default accepts into a doubt, on refusal's verdict too."""
 from __future__ import annotations
 
 from aem.config import AemConfig
+from aem.foundation.model import MetricResult, Outcome
 from aem.metrics.refusal import Refusal
-from aem.model import MetricResult, Outcome
 from tests.groundedness_kit import evaluate, rag_session, results
 
 RETURNS = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import aem
-from aem.model import ClosedSession, SpanRecord, TurnKind
+from aem.foundation.model import ClosedSession, SpanRecord, TurnKind
 from collectors.sessions import build_session
 
 TRACE = "1" * 32

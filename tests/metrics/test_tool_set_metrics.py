@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from aem.evaluate import Evaluator
-from aem.model import SessionReport
+from aem.foundation.model import SessionReport
 from aem.testing import make_case, make_session, make_tool_call, make_turn
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from aem.config import load_config
+from aem.foundation.model import MetricResult
 from aem.metrics.truthfulness import Truthfulness, TruthfulnessSettings
-from aem.model import MetricResult
 from aem.testing import make_case, make_session, make_tool_call, make_turn, run_metric
 from tests.conftest import SAMPLES, run_audit, session
 

@@ -4,8 +4,8 @@ that the text is in a language whose values AEM does not read."""
 
 from __future__ import annotations
 
+from aem.foundation.model import MetricResult
 from aem.metrics.truthfulness import Truthfulness
-from aem.model import MetricResult
 from aem.testing import make_session, make_tool_call, make_turn, run_metric
 
 LOOKUP = make_tool_call("get_booking", {"id": "BK-2291"}, result={"total": 240, "id": "BK-2291"})

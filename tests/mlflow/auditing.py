@@ -12,8 +12,8 @@ import os
 from aem.audit import AuditProgress, Outcomes
 from aem.engines.seam import InProcessEngine
 from aem.evaluate import Evaluator, build_report
+from aem.foundation.model import AuditReport, InputIssue
 from aem.metrics.registry import resolve
-from aem.model import AuditReport, InputIssue
 from aem.settings import AemConfig
 from collectors.backends import SourceWindow, open_source
 from collectors.reading import SessionReading

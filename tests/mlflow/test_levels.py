@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from aem.model import Label
+from aem.foundation.model import Label
 from aem.sinks.mlflow import (
     LABEL_NAME,
     SCORE_NAME,

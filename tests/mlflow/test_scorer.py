@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 import aem
-from aem.model import Label
+from aem.foundation.model import Label
 from aem.sinks.mlflow import LABEL_NAME, feedback, mlflow_trace_id, trace_feedbacks
 from aem.sinks.records import verdict_items
 from collectors.otlp import decode_json_traces

@@ -24,7 +24,7 @@ import pytest
 from aem_record import otlp_json
 
 import aem
-from aem.model import InputIssue, SpanRecord
+from aem.foundation.model import InputIssue, SpanRecord
 from bench.backends.scaled import renamed
 from collectors.backends import BackendError, SourceWindow, open_source
 from collectors.backends.mlflow import MlflowSource

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from aem.cli import app
-from aem.model import (
+from aem.foundation.model import (
     AuditReport,
     Label,
     MetricResult,

@@ -20,7 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from aem.cli import app
-from aem.model import AuditReport
+from aem.foundation.model import AuditReport
 from aem.report.html import render_report
 from tests.conftest import SAMPLES
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import jsonschema
 
-from aem.model import AuditReport
+from aem.foundation.model import AuditReport
 from tests.conftest import REPO, SAMPLES, run_audit, session
 
 SCHEMA_FILE = REPO / "docs" / "report.schema.json"
@@ -16,7 +16,7 @@ SCHEMA_FILE = REPO / "docs" / "report.schema.json"
 def test_published_schema_is_the_models_schema() -> None:
     assert json.loads(SCHEMA_FILE.read_text()) == AuditReport.model_json_schema(), (
         "regenerate docs/report.schema.json: "
-        "python -c 'import json; from aem.model import AuditReport; "
+        "python -c 'import json; from aem.foundation.model import AuditReport; "
         "print(json.dumps(AuditReport.model_json_schema(), indent=2))'"
     )
 

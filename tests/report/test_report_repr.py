@@ -13,12 +13,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from aem.model import AuditReport
+from aem.foundation.model import AuditReport
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 
 FAILING_TEST = """
-from aem.model import AuditReport
+from aem.foundation.model import AuditReport
 
 
 def test_no_root_cause():

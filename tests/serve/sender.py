@@ -24,7 +24,7 @@ from opentelemetry.trace.status import Status, StatusCode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from aem.model import SpanRecord
+from aem.foundation.model import SpanRecord
 from collectors.otlp import decode_json_traces
 
 

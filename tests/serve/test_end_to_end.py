@@ -75,7 +75,7 @@ def test_exporters_to_serve_to_downstream(serve_factory) -> None:
                 event["attributes"]["gen_ai.evaluation.score.label"]
                 == expected[(session, span_id, name)][0]
             )
-            # Live verdicts name their evaluator as the audit's do (aem.provenance).
+            # Live verdicts name their evaluator as the audit's do (aem.foundation.provenance).
             assert event["attributes"]["aem.evaluation.evaluator.id"] == f"aem/{name}"
             assert event["attributes"]["aem.evaluation.evaluator.type"] in (
                 "rule",

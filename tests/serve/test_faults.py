@@ -23,7 +23,7 @@ import httpx
 import pytest
 from prometheus_client import Counter
 
-from aem.model import SourceRef, SpanRecord
+from aem.foundation.model import SourceRef, SpanRecord
 from aem.serve.settings import ServeSettings
 from aem.serve.supervisor import Supervisor
 from tests.serve.conftest import PY, ROOT, metric, send, wait_for

@@ -168,7 +168,7 @@ def mlflow() -> Any:
 def _items() -> list[OutboxItem]:
     code, report, err = run_audit(*map(str, FILES))
     assert code in (0, 1), err
-    from aem.model import SessionReport
+    from aem.foundation.model import SessionReport
 
     sessions = [SessionReport.model_validate(s) for s in report["sessions"]]
     return [i for s in sessions for i in verdict_items(s, completed_at=0.0)]

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from aem.model import Label, MetricResult, Outcome, SessionReport, TurnKind, TurnVerdict
+from aem.foundation.model import Label, MetricResult, Outcome, SessionReport, TurnKind, TurnVerdict
 from aem.sinks.base import DeliveryError, deliver_to
 from aem.sinks.phoenix import PhoenixSink
 from aem.sinks.records import OutboxItem, verdict_items

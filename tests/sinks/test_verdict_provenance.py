@@ -19,7 +19,7 @@ import yaml
 from typer.testing import CliRunner
 
 from aem.cli import app
-from aem.provenance import aem_version, metric_provenance
+from aem.foundation.provenance import aem_version, metric_provenance
 from tests.serve.downstream import Downstream
 
 MODEL = Path(__file__).parents[1] / "fixtures" / "semconv" / "gen-ai-evaluation.yaml"

@@ -36,7 +36,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from aem.model import AuditReport, MetricResult, Outcome
+from aem.foundation.model import AuditReport, MetricResult, Outcome
 
 Verdict = Literal["pass", "fail"]
 Duplicates = Literal["collapse", "refuse"]

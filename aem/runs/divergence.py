@@ -1,6 +1,6 @@
 """Two runs of one task: where did the second run first go a different way?
 
-Why not :mod:`aem.diff`: that compares verdicts (which root causes came and went). A team
+Why not :mod:`aem.runs.diff`: that compares verdicts (which root causes came and went). A team
 that re-runs a task after changing a prompt asks a question about *behaviour*: the first
 turn at which the new run did something the old one did not. Everything after that turn
 is downstream of the divergence, whatever its verdicts say.
@@ -48,9 +48,9 @@ import networkx as nx
 from pydantic import BaseModel, Field, computed_field
 
 from aem.compare.structured import maybe_json
+from aem.foundation.model import Session, Turn, TurnKind
 from aem.graph import session_graph
 from aem.matching import ActualCall, MatchSettings, ToolSetMatch, match_tool_calls
-from aem.model import Session, Turn, TurnKind
 
 # Every call counts, in any order: a divergence is any difference in what was called.
 _EXACT = MatchSettings(pass_threshold=1.0, extra_calls_fail=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from aem.model import AuditReport, Label
+from aem.foundation.model import AuditReport, Label
 
 
 class SignatureChange(BaseModel):

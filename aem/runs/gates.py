@@ -20,9 +20,16 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from aem.cases import Case
-from aem.denominator import Denominator
+from aem.foundation.denominator import Denominator
+from aem.foundation.model import (
+    AuditReport,
+    GateResult,
+    GateRow,
+    MetricResult,
+    Outcome,
+    SessionReport,
+)
 from aem.metrics.registry import ResolvedMetrics
-from aem.model import AuditReport, GateResult, GateRow, MetricResult, Outcome, SessionReport
 
 # The metrics a gate counts: the groundedness criterion includes the oos refusal.
 GATE_METRICS: dict[str, tuple[str, ...]] = {"groundedness": ("groundedness", "refusal")}
