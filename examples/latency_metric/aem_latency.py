@@ -10,8 +10,8 @@ from collections.abc import Iterable
 
 from pydantic import Field
 
+from aem.foundation.model import MetricResult, Outcome
 from aem.metrics.base import BaseMetric, MetricContext, MetricSettings, result
-from aem.model import MetricResult, Outcome
 
 
 class LatencySettings(MetricSettings):
