@@ -14,6 +14,7 @@ from aem.evidence.bindings import (
     near_miss,
     parsed,
     worked_out_wrong,
+    wrong_persons,
 )
 from aem.evidence.citations import Citation, Source, find_citations, resolve, strip_citations
 from aem.evidence.claimed_success import ClaimedSuccess, claimed_successes, unrecovered_failures
@@ -107,4 +108,5 @@ __all__ = [
     "unrecovered_failures",
     "value_supported",
     "worked_out_wrong",
+    "wrong_persons",
 ]

@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -49,6 +49,7 @@ from aem.compare.settings import CompareSettings
 from aem.evidence.arithmetic import shown_number
 from aem.evidence.claims import sentence_breaks
 from aem.evidence.derivations import DERIVATIONS, Refuted, ValueClaim, written_arithmetic
+from aem.evidence.names import PersonName, folded_words, person_name, person_names
 from aem.evidence.rules import Rule, RuleTable
 from aem.evidence.stems import stem
 from aem.evidence.values import LABEL_BEFORE, SeenValues, counted_noun, said_at_boundary
@@ -423,13 +424,7 @@ class _Said:
 
     def names_by_id(self, row: dict[str, Any]) -> bool:
         """Whether the text names ``row`` by one of its ids."""
-        return any(
-            isinstance(leaf, str)
-            and len(leaf) <= 64
-            and _ID_LIKE.match(leaf) is not None
-            and said_at_boundary(leaf.lower(), self.lowered)
-            for leaf in row.values()
-        )
+        return _names_by_id(row, self.lowered)
 
     def names_any(self, rows: Sequence[tuple[str, dict[str, Any], Any]]) -> bool:
         """Whether the sentence names any of ``rows`` by an id (then it is about that one)."""
@@ -569,6 +564,60 @@ def _labelled_field(stated: Stated) -> Contradiction | None:
         return None
     where = f"{same[0].key} in {same[0].source}"
     return Contradiction(value.raw, same[0].raw, where, "the field it is labelled with")
+
+
+def wrong_persons(
+    text: str, calls: Sequence[Call], sources: Callable[[], str]
+) -> list[Contradiction]:
+    """A person ``text`` names where the one record it names holds another: the answer
+    names exactly one result row by an id, that row holds exactly one person's name
+    (:func:`aem.evidence.names.person_name`), the answer says no word of it, and states a
+    name that shares no word with it and that no source holds (``sources()``: the text the
+    turn saw, read only when the rest holds). Names compare as names: transliterated,
+    case-folded, titles aside — "Anna Smirnova" is "Анна Смирнова". A name is held by the
+    sources when two of its words are (one, after a title)."""
+    lowered = text.lower()
+    named = [
+        (where, key, person)
+        for where, row in _records(calls)
+        if len(people := _people(row)) == 1 and _names_by_id(row, lowered)
+        for key, person in people
+    ]
+    if len(named) != 1:
+        return []
+    where, key, person = named[0]
+    said = list(person_names(text))
+    if any(name.shares_a_word(person) for name in said) or folded_words(text) & person.words:
+        return []
+    strangers = [name for name in said if not name.shares_a_word(person)]
+    if not strangers:
+        return []
+    held = folded_words(sources())
+    for name in strangers:
+        # Held when two of its words are ("Hello Maria Lopez" greets a user the turn saw).
+        if len(name.words & held) < min(2, len(name.words)):
+            where_key = f"{where} {key}"
+            return [Contradiction(name.raw, person.raw, where_key, "the person the record names")]
+    return []
+
+
+def _people(row: dict[str, Any]) -> list[tuple[str, PersonName]]:
+    """The fields of ``row`` that hold a person's name, with their keys."""
+    found = []
+    for key, leaf in row.items():
+        if isinstance(leaf, str) and len(leaf) <= 64 and (name := person_name(leaf)) is not None:
+            found.append((str(key), name))
+    return found
+
+
+def _names_by_id(row: dict[str, Any], lowered: str) -> bool:
+    return any(
+        isinstance(leaf, str)
+        and len(leaf) <= 64
+        and _ID_LIKE.match(leaf) is not None
+        and said_at_boundary(leaf.lower(), lowered)
+        for leaf in row.values()
+    )
 
 
 # --- the table -----------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from aem.evidence.bindings import worked_out_wrong
 from aem.evidence.claimed_success import reports_done
 from aem.evidence.claims import words
 from aem.evidence.grounding import Grounding, Passage
+from aem.evidence.names import folded, folded_words
 from aem.evidence.polarity import negation_differs, restriction_added
 from aem.evidence.stems import content_stems, stem
 from aem.evidence.support import ValueVerdict, judge_value
@@ -287,7 +288,11 @@ def _missing_name(claim: str, grounding: Grounding) -> MissingName | None:
             continue
         if name in _NOT_NAMES or _AFTER_COLON.search(body, 0, match.start()):
             continue  # a field's value starts capitalised: "Basic Economy: Sold Out"
-        if name.lower() not in text and stem(name.lower()) not in stems:
+        if (
+            name.lower() not in text
+            and stem(name.lower()) not in stems
+            and folded(name) not in folded_words(text)  # "Muller", "Anna" for "Müller", "Анна"
+        ):
             return MissingName(name, _beside(body, match.start(), name, text, stems))
     return None
 

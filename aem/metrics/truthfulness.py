@@ -39,6 +39,7 @@ from aem.evidence import (
     relative_periods,
     unrecovered_failures,
     worked_out_wrong,
+    wrong_persons,
 )
 from aem.foundation.model import Evidence, MetricResult, Outcome, Turn, TurnKind, UnverifiedClaim
 from aem.foundation.vocabulary import READ_LANGUAGES, unread_language
@@ -238,6 +239,8 @@ class Truthfulness(BaseMetric[TruthfulnessSettings]):
             turn, stated, reference, context.facts, settings.number_rel_tol
         )
         conflicts += wrong_periods
+        if checks_support:
+            conflicts += _wrong_persons(context, turn)
         if not narrates:
             conflicts += _against_user_ids(context, turn, stated)
         agreements += len(right_periods)
@@ -336,6 +339,18 @@ def _calls_seen(context: MetricContext, turn: Turn) -> list[Call]:
         return []
     ancestors = turns.among(context.tool_turns, turn.turn_id)
     return [call for t in ancestors if (call := Call.of(t)) is not None]
+
+
+def _wrong_persons(context: MetricContext, turn: Turn) -> list[Evidence]:
+    """Another person named than the one the record the answer names holds
+    (:func:`aem.evidence.wrong_persons`): a name compares as a name."""
+    calls = _calls_seen(context, turn)
+    if not calls or not turn.text:
+        return []
+    values = context.seen(turn).values
+    whole = getattr(values, "materialised", None)  # the lazy index gathers the text on ask
+    wrong = wrong_persons(turn.text, calls, lambda: (whole() if whole else values).text)
+    return [_proof(turn, bound.stated, bound.quote) for bound in wrong]
 
 
 def _written_wrong(context: MetricContext, turn: Turn, own: list[StatedValue]) -> list[Evidence]:

@@ -24,6 +24,7 @@ from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
+from anyascii import anyascii
 from babel import Locale
 from babel.dates import format_date, format_time
 from babel.numbers import format_currency
@@ -46,7 +47,7 @@ from scripts.generate_sample_traces import (
     write_lines,
 )
 
-CORRECT = ("paraphrase", "other_format", "relative_day", "retry")
+CORRECT = ("paraphrase", "other_format", "relative_day", "retry", "person_other_form")
 WRONG = (
     "wrong_date",
     "wrong_time",
@@ -54,6 +55,7 @@ WRONG = (
     "wrong_reference",
     "wrong_argument",
     "wrong_relative_day",
+    "wrong_person",
 )
 VARIANTS = CORRECT + WRONG
 
@@ -221,12 +223,18 @@ def _answer(domain: Domain, language: str, variant: str, facts: Facts) -> str:
         # The day said relatively only, one day off: nothing else names the date.
         date_text = _relative_phrase(language, facts.today, day + timedelta(days=1))
     template = ANSWERS[language][1 if variant == "paraphrase" else 0]
+    person = facts.person
+    if variant == "wrong_person":  # another person in charge of the same language
+        people = PEOPLE[language]
+        person = people[(people.index(person) + 1) % len(people)]
+    elif variant == "person_other_form":  # no title, in Latin letters without diacritics
+        person = anyascii(" ".join(w for w in person.split() if not w.endswith(".")))
     return template.format(
         noun=domain.nouns[language],
         ref=reference,
         date=date_text,
         time=_time_text(language, moment, "24h" if variant == "other_format" else "short"),
-        person=facts.person,
+        person=person,
         amount=_plain(format_currency(amount, domain.currency, locale=language)),
     )
 

@@ -13,7 +13,7 @@ import pytest
 
 from bench.domains.catalog import DOMAINS
 from bench.domains.flows import FLOWS
-from bench.domains.generate import generate
+from bench.domains.generate import CORRECT, WRONG, generate
 from bench.domains.run import audit, score
 
 # Three domains of different currencies, roles and tools; the bench runs all twelve.
@@ -35,7 +35,7 @@ def test_wrong_values_are_proven_and_correct_sessions_pass(
     rows = [r for r in score(truths, audit(folder, with_cases)) if r["variant"] not in FLOWS]
     correct = [r for r in rows if not r["wrong"]]
     wrong = [r for r in rows if r["wrong"]]
-    assert len(correct) == 3 * 4 * 4 and len(wrong) == 3 * 4 * 6
+    assert len(correct) == 3 * 4 * len(CORRECT) and len(wrong) == 3 * 4 * len(WRONG)
     assert [r["session_id"] for r in correct if r["root_cause"]] == []
     # Every root cause found sits where the wrong value was made.
     assert [r["session_id"] for r in wrong if r["root_cause"] and not r["at_place"]] == []
