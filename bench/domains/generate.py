@@ -5,9 +5,10 @@ verifies the member the user names, looks the record up, and tells the user what
 record says — date, time, amount, reference and the person in charge — rendered with
 ``babel``'s conventions for that language (``12. Mai 2026``, ``12 de mayo de 2026``,
 ``25,00 €``). A *variant* either keeps every stated value true in another wording
-(paraphrase, another format, a relative day, a retried call) or changes exactly one thing
-(the date by a day, the time by an hour, the amount, the reference, the member id the
-agent passes), so the expected verdict is known without reading the session.
+(paraphrase, another format, a relative day, a retried call, the person in charge without
+a title and in Latin letters) or changes exactly one thing (the date by a day, the time by
+an hour, the amount, the reference, the member id the agent passes, a relative day, the
+person in charge), so the expected verdict is known without reading the session.
 
 Spans are recorded with the real OpenTelemetry SDK through the same recorder as the
 bundled samples (:mod:`scripts.generate_sample_traces`).
