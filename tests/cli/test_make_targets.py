@@ -53,8 +53,13 @@ def test_each_step_is_said_before_it_runs_and_the_report_is_where_it_says(
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="no make on this machine")
 def test_the_makefile_says_setup_first_then_runs_the_steps() -> None:
+    # Under `make test` this runs inside make: a sub-make says "Entering directory" first.
     dry = subprocess.run(
-        ["make", "-n", "demo"], capture_output=True, text=True, cwd=REPO, timeout=60
+        ["make", "--no-print-directory", "-n", "demo"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
     )
     assert dry.returncode == 0, dry.stderr
     lines = dry.stdout.splitlines()

@@ -28,7 +28,7 @@ import pytest
 
 import aem
 from aem.foundation.model import Label
-from aem.sinks.mlflow import LABEL_NAME, feedback, mlflow_trace_id, trace_feedbacks
+from aem.sinks.mlflow import LABEL_NAME, SCORE_NAME, feedback, mlflow_trace_id, trace_feedbacks
 from aem.sinks.records import verdict_items
 from collectors.otlp import decode_json_traces
 from tests.mlflow.conversation import write_renamed
@@ -172,6 +172,6 @@ def test_feedback_from_evaluate_is_aems_own_verdicts(evaluated: Any) -> None:
         (a["trace_id"], a["name"], a["value"])
         for a in ours
         if ("aem.span_id" not in a["metadata"] and not a["name"].startswith("aem."))
-        or a["name"] == LABEL_NAME
+        or a["name"] in (LABEL_NAME, SCORE_NAME)
     )
     assert trace_level == on_trace

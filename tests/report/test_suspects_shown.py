@@ -219,7 +219,7 @@ def test_phoenix_and_mlflow_read_suspect_not_ok_nor_root_cause() -> None:
     assert "no metric failed" not in said
     written = annotation(item, "aem")
     assert written["name"] == "aem.label"
-    assert written["result"] == {"label": "suspect", "explanation": said}
+    assert written["result"] == {"label": "suspect", "explanation": said, "score": 0.5}
     assessment = feedback(item)
     # MLflow names a turn's verdict after its turn: the plain name holds the trace's worst.
     assert assessment["assessment_name"] == "t2.aem.label"
