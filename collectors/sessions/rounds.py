@@ -80,7 +80,9 @@ def runs(model_calls: Sequence[ModelCall], predecessors: Mapping[str, ModelCall]
 
     A run starts at a model call whose input was captured, continues no earlier call (no
     earlier output in it: ``predecessors``, :func:`collectors.sessions.history.history`)
-    and holds exactly the session's first user messages. A continuing conversation
+    and holds exactly the session's first user messages, in a trace no earlier call was
+    in (a re-run is a new process, so a new trace: an agent that sends each model call only
+    the user's message, without the history, is one run). A continuing conversation
     carries earlier output, a sub-agent is handed a task of its own; a re-run whose first
     message changed is missed — a miss costs less than calling one conversation two.
     """
@@ -90,10 +92,14 @@ def runs(model_calls: Sequence[ModelCall], predecessors: Mapping[str, ModelCall]
     first = _first_user_texts(ordered[0])
     if not first:
         return 1
-    return 1 + sum(
-        1
-        for call in ordered[1:]
-        if call.input_text
-        and call.span.span_id not in predecessors
-        and _first_user_texts(call) == first
-    )
+    count, traces = 1, {ordered[0].span.trace_id}
+    for call in ordered[1:]:
+        if (
+            call.span.trace_id not in traces
+            and call.input_text
+            and call.span.span_id not in predecessors
+            and _first_user_texts(call) == first
+        ):
+            count += 1
+        traces.add(call.span.trace_id)
+    return count

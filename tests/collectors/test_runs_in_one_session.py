@@ -57,6 +57,28 @@ def test_a_conversation_that_goes_on_is_one_run(tmp_path: Path) -> None:
     assert [s["runs"] for s in report["sessions"]] == [1]
 
 
+def test_model_calls_without_history_in_one_trace_are_one_run(tmp_path: Path) -> None:
+    """An agent that sends each model call only the user's message (no history) repeats
+    the first message in every call of one trace: one run, nothing to say about it."""
+
+    def build(recording: Any) -> None:
+        spec = ToolSpec("get_weather", "Weather.", {"type": "object"})
+        agent = GenAIAgent(recording, "stateless-1", "gpt-4o", [spec])
+        call = ToolCall("c1", "get_weather", {"city": "Paris"}, '{"temp": 14}')
+        asked = [message("user", text_part(QUESTION))]
+        with agent.invoke_agent("weather", root=True):
+            agent.chat(asked, calls=[call])
+            with agent.execute_tool(call):
+                pass
+            agent.chat(asked, text="It is 14C in Paris.")
+
+    trace = record(tmp_path / "t.jsonl", "r1", build)
+    _, report, _ = run_audit(str(trace))
+    assert [s["runs"] for s in report["sessions"]] == [1]
+    view = CliRunner().invoke(app, ["audit", str(trace), "--no-progress"], env={"COLUMNS": "200"})
+    assert "runs under one conversation id" not in " ".join(view.stdout.split())
+
+
 def test_the_exporter_starts_afresh_with_mode_w(tmp_path: Path) -> None:
     path = tmp_path / "traces.jsonl"
     for mode in ("w", "w"):
