@@ -24,7 +24,6 @@ from aem.evidence.entailment import (
     ClaimStatus,
     Thresholds,
     check_claims,
-    value_supported,
 )
 from aem.evidence.grounding import Grounding, build_grounding, grounding_of, session_gathered
 from aem.evidence.periods import RelativePeriod, day_of_session, relative_periods, session_date
@@ -106,7 +105,6 @@ __all__ = [
     "task_texts",
     "tool_turns",
     "unrecovered_failures",
-    "value_supported",
     "worked_out_wrong",
     "wrong_persons",
 ]

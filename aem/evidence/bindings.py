@@ -156,13 +156,8 @@ def contradiction(
     'the arithmetic it writes (2 + 3) gives 5 (written arithmetic)'
     """
     stated = Stated.of(value, text, calls, settings, source_ids, seen)
-    found = bound_by(stated)
+    found = BINDINGS.first(stated)
     return _written(stated) or (found[1] if found is not None else None)
-
-
-def bound_by(stated: Stated) -> tuple[str, Contradiction] | None:
-    """The first active binding that proves ``stated`` wrong, with the binding's name."""
-    return BINDINGS.first(stated)
 
 
 def worked_out_wrong(
@@ -211,11 +206,14 @@ def _written(stated: Stated) -> Contradiction | None:
     if value.kind != "number" or not text or text[value.start : value.end] != value.raw:
         return None
     claim = ValueClaim.of(value, text, (), SeenValues(), stated.settings)
-    refuted = written_arithmetic(claim)
-    if not isinstance(refuted, Refuted):
-        return None
-    where = f"the arithmetic it writes ({refuted.written})"
-    return Contradiction(value.raw, refuted.gives, where, "written arithmetic")
+    how = written_arithmetic(claim)
+    return refutation(value.raw, how) if isinstance(how, Refuted) else None
+
+
+def refutation(stated: str, how: Refuted) -> Contradiction:
+    """A result its own written arithmetic does not give, as a contradiction."""
+    where = f"the arithmetic it writes ({how.written})"
+    return Contradiction(stated, how.gives, where, "written arithmetic")
 
 
 def _leaves(item: Any, key: str = "", depth: int = 0) -> Iterator[tuple[str, Any]]:

@@ -751,11 +751,5 @@ def derive(
     """
     if claim.kind != "number":
         return None
-    found = explain(ValueClaim.of(claim, text, own, seen, settings))
+    found = DERIVATIONS.first(ValueClaim.of(claim, text, own, seen, settings))
     return found[1] if found is not None and isinstance(found[1], str) else None
-
-
-def explain(claim: ValueClaim) -> tuple[str, str | Refuted] | None:
-    """The first active derivation's answer for ``claim`` with its name: how the claim is
-    worked out, or its written arithmetic refuted (no later rule may then explain it)."""
-    return DERIVATIONS.first(claim)

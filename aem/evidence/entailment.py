@@ -103,15 +103,6 @@ class Thresholds:
     unsupported_fails: bool = False
 
 
-def value_supported(
-    value: StatedValue, grounding: Grounding, settings: CompareSettings, slack: int = 0
-) -> bool:
-    """``value`` is in the context, or not worth checking: the one value-support rule
-    (:func:`aem.evidence.support.judge_value`) without a claim's words to derive from."""
-    verdict = judge_value(value, grounding.values, settings, date_slack_days=slack)
-    return not verdict.open
-
-
 @dataclass(frozen=True)
 class Answer:
     """The whole answer a claim comes from, and its stated values: an aggregate may

@@ -20,8 +20,8 @@ from typing import Literal
 
 from aem.compare.extract import StatedValue
 from aem.compare.settings import CompareSettings
-from aem.evidence.bindings import Call, Stated, bound_by
-from aem.evidence.derivations import Cue, ValueClaim, aggregate_cue, derive, explain
+from aem.evidence.bindings import BINDINGS, Call, Stated, refutation
+from aem.evidence.derivations import DERIVATIONS, Cue, ValueClaim, aggregate_cue, derive
 from aem.evidence.values import (
     _ARITHMETIC,
     _MAY_HOLD_ARITHMETIC,
@@ -129,16 +129,14 @@ def judge_value(
         return ValueVerdict(value, "supported", "verbatim" if verbatim else "tolerance")
     own = tuple(own)
     if value.kind == "number":
-        found = explain(ValueClaim.of(value, text, own, seen, settings))
+        found = DERIVATIONS.first(ValueClaim.of(value, text, own, seen, settings))
         if found is not None:
             rule, how = found
             if isinstance(how, str):
                 return ValueVerdict(value, "derived", rule, how)
-            quote = (
-                f"the arithmetic it writes ({how.written}) gives {how.gives} (written arithmetic)"
-            )
-            return ValueVerdict(value, "contradicted", rule, quote, how.gives)
-    bound = bound_by(Stated.of(value, text, calls, settings, seen.ids, seen))
+            wrong = refutation(value.raw, how)
+            return ValueVerdict(value, "contradicted", rule, wrong.quote, wrong.bound)
+    bound = BINDINGS.first(Stated.of(value, text, calls, settings, seen.ids, seen))
     if bound is not None:
         rule, wrong = bound
         return ValueVerdict(value, "contradicted", rule, wrong.quote, wrong.bound)

@@ -659,6 +659,12 @@ class IndexedSeenValues(SeenValues):
             self._made = self._full()
         return self._made
 
+    @property
+    def text(self) -> str:  # type: ignore[override]
+        """Everything the turn saw, gathered on first need: the base class's empty default
+        would otherwise answer for it."""
+        return self.materialised().text
+
     def text_at_hand(self) -> str | None:
         """The seen text only once the full evidence was gathered: telling "said
         verbatim" from "equal within tolerance" is not worth gathering it."""

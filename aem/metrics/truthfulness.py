@@ -348,8 +348,7 @@ def _wrong_persons(context: MetricContext, turn: Turn) -> list[Evidence]:
     if not calls or not turn.text:
         return []
     values = context.seen(turn).values
-    whole = getattr(values, "materialised", None)  # the lazy index gathers the text on ask
-    wrong = wrong_persons(turn.text, calls, lambda: (whole() if whole else values).text)
+    wrong = wrong_persons(turn.text, calls, lambda: values.text)
     return [_proof(turn, bound.stated, bound.quote) for bound in wrong]
 
 
