@@ -172,9 +172,13 @@ class Serve:
         return self.log_path.read_text(errors="replace")[-5000:]
 
     def verdicts(self) -> list[dict]:
+        """The verdict lines written so far: only whole lines, since the server may be
+        writing the last one while a test polls (a cut line is no verdict yet)."""
         if not self.jsonl.exists():
             return []
-        return [json.loads(line) for line in self.jsonl.read_text().splitlines() if line]
+        text = self.jsonl.read_text()
+        whole = text[: text.rfind("\n") + 1]
+        return [json.loads(line) for line in whole.splitlines() if line]
 
     def stop(self, timeout: float = 60.0) -> int:
         if self.proc.poll() is None:
