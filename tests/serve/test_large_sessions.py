@@ -21,6 +21,7 @@ import httpx
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from aem.serve.pipeline import LATE_SPAN_LOG_SECONDS
 from bench.serve.workload import copy_session, sample_requests
 from tests.serve.conftest import metric, post_until_accepted, wait_for
 
@@ -81,6 +82,7 @@ def test_a_huge_session_neither_delays_a_small_one_nor_floods_the_log(serve_fact
     _post_all(url, _small_session("warm"))
     wait_for(lambda: "warm" in delivered(), timeout=120, what="the warm-up verdict")
     huge = threading.Thread(target=_post_all, args=(url, _huge_session(HUGE_SPANS)))
+    attack_started = time.monotonic()
     huge.start()
     wait_for(lambda: metric(serve.http, "aem_sessions_evicted_total") >= 1, timeout=120,
              what="the huge session evicted (and handed to evaluation)")  # fmt: skip
@@ -99,10 +101,13 @@ def test_a_huge_session_neither_delays_a_small_one_nor_floods_the_log(serve_fact
              what="every accepted span assembled")  # fmt: skip
     late = metric(serve.http, "aem_late_spans_total")
     assert serve.stop() == 0
+    intervals = (time.monotonic() - attack_started) / LATE_SPAN_LOG_SECONDS
     assert late >= 1000  # the spans sent after the eviction counted as late ...
     lines = [json.loads(x) for x in serve.log_path.read_text().splitlines() if x.startswith("{")]
     logged = [x for x in lines if str(x.get("msg", "")).startswith("late span")]
-    assert 1 <= len(logged) <= 10, len(logged)  # ... and logged as a few counted lines
+    # ... and logged as a few counted lines: the first at once, one per interval while they
+    # keep coming, one at the drain (however long a busy machine took to send them).
+    assert 1 <= len(logged) <= 3 + intervals, (len(logged), intervals)
     # Every late span counted while serving is in those lines (the drain at stop may add a
     # re-formed remainder of the huge session, logged as one more counted line).
     assert sum(x["spans"] for x in logged) >= late
