@@ -371,7 +371,10 @@ class LiveServer:
         )
         close_pool = getattr(self._evaluate, "close", None)
         if close_pool is not None:
-            close_pool()  # the evaluation workers, once nothing is evaluating any more
+            try:  # the evaluation workers, once nothing is evaluating any more
+                close_pool()
+            except Exception:  # the flush and the spool's close below must still run
+                log.exception("could not stop the evaluation workers cleanly")
         if self.scorecards is not None:
             self.scorecards.stop(max(0.0, deadline - time.monotonic()))
         flushed = self.outbox.flush(max(0.0, deadline - time.monotonic()))
