@@ -35,12 +35,13 @@ import random
 import signal
 import sqlite3
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
+
+from bench.serve.launch import serve_command, serve_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 SPANS_PER_SESSION = 4
@@ -138,26 +139,9 @@ Server = tuple[subprocess.Popen[bytes], dict[str, int]]
 def _serve(workdir: Path, spool: Path, idle: float) -> Server:
     ports = workdir / "ports.json"
     ports.unlink(missing_ok=True)
-    cmd = [
-        sys.executable,
-        "-m",
-        "aem.serve",
-        "--grpc-port",
-        "0",
-        "--http-port",
-        "0",
-        "--spool-path",
-        str(spool),
-        "--ports-file",
-        str(ports),
-        "--jsonl-path",
-        str(workdir / "verdicts.jsonl"),
-        "--session-idle-seconds",
-        str(idle),
-        "--tick-seconds",
-        "0.1",
-    ]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false"}
+    cmd = serve_command(spool, ports, workdir / "verdicts.jsonl")
+    cmd += ["--session-idle-seconds", str(idle), "--tick-seconds", "0.1"]
+    env = serve_environment()
     log = (workdir / "serve.log").open("ab")
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=log, env=env)
     deadline = time.monotonic() + 120

@@ -40,13 +40,14 @@ import signal
 import sqlite3
 import statistics
 import subprocess
-import sys
 import tarfile
 import tempfile
 import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
+
+from bench.serve.launch import serve_command, serve_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 GiB = 1024**3
@@ -227,10 +228,9 @@ def _server_flags(root: Path, args: argparse.Namespace) -> list[str]:
 
 def _start(root: Path, work: Path, args: argparse.Namespace) -> subprocess.Popen[bytes]:
     log = (work / "serve.log").open("wb")
-    cmd = [sys.executable, "-m", "aem.serve", "--grpc-port", "0", "--http-port", "0"]
-    cmd += ["--spool-path", str(work / "spool.sqlite"), "--ports-file", str(work / "ports.json")]
-    cmd += ["--jsonl-path", str(work / "verdicts.jsonl"), *_server_flags(root, args)]
-    env = {**os.environ, "PYTHONPATH": str(root), "TOKENIZERS_PARALLELISM": "false"}
+    cmd = serve_command(work / "spool.sqlite", work / "ports.json", work / "verdicts.jsonl")
+    cmd += _server_flags(root, args)
+    env = serve_environment(root)
     serve = subprocess.Popen(cmd, cwd=root, stdout=log, stderr=log, env=env)
     while not (work / "ports.json").exists():
         if serve.poll() is not None:

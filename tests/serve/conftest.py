@@ -17,6 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
+from bench.serve.launch import serve_command, serve_environment
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_traces"
 PY = sys.executable
@@ -120,18 +122,7 @@ class Serve:
         self.stdout_path = workdir / "stdout.log"
         cmd = [
             *(prefix or []),
-            PY,
-            "-m",
-            "aem.serve",
-            "--grpc-port",
-            "0",
-            "--http-port",
-            "0",
-            "--spool-path",
-            str(self.spool),
-            "--ports-file",
-            str(self.ports_file),
-            *(["--jsonl-path", str(self.jsonl)] if jsonl else []),
+            *serve_command(self.spool, self.ports_file, self.jsonl if jsonl else None),
             "--session-idle-seconds",
             "1",
             "--tick-seconds",
@@ -146,7 +137,7 @@ class Serve:
         ]
         self._log = self.log_path.open("ab")
         self._stdout = self.stdout_path.open("ab")
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false"}
+        env = serve_environment()
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=self._stdout, stderr=self._log, env=env)
         self.ports = self._wait_ports() if wait else {}
 
