@@ -107,7 +107,8 @@ class PoolEvaluate:
         config = config or AemConfig()
         self.workers = workers
         self._key = uuid.uuid4().hex
-        self._job = pack_job(worker_config(config, workers), cases, os.getpid())
+        config_here = worker_config(config, workers)  # what each worker evaluates with
+        self._job = pack_job(config_here, cases, os.getpid())
         # Without fork (torch; a pool started again): as the audit's, the forkserver
         # imports sentence-transformers once, at start (the receivers do not wait for it),
         # and no worker pays the ~10 s import again.
@@ -116,7 +117,7 @@ class PoolEvaluate:
         self._closed = False
         self.forked = fork_allowed(config) and fork_safe_now()
         if self.forked:
-            self._pool = self._forked_pool(worker_config(config, workers), cases)
+            self._pool = self._forked_pool(config_here, cases)
         else:
             self._pool = shared_pool(workers, embeds=self._embeds)
             self._warm(self._pool)
@@ -130,11 +131,8 @@ class PoolEvaluate:
 
         Why: a forkserver worker imports AEM and onnxruntime again, builds its evaluator
         and loads the model: seconds of CPU per worker, paid again for each worker that
-        replaces one, and the model's memory once per worker. The weights are loaded here
-        only when each worker's encoder runs on one thread (onnxruntime then builds no
-        thread pool a forked child would inherit without its threads) and the model is
-        exported already (a first export takes tens of seconds, which the receivers do
-        not wait for: the workers export it as before)."""
+        replaces one, and the model's memory once per worker. When the weights are loaded
+        here is :func:`aem.engines.pool.loads_before_fork`'s to say."""
         prepare_fork(self._key, config, cases)
         pool = shared_pool(self.workers, embeds=False, fork=True)
         for _ in range(self.workers):  # the first submit forks every worker, here
