@@ -41,12 +41,16 @@ _IN_UNITS = {
         "через {n} (?:неделю|недели|недель)",
     ),
 }
+# Whole words only: "within 5 days" is a bound, not the day in five days, and "Termin 3
+# Tage" holds no "in".
 _IN = re.compile(
-    "|".join(
+    r"(?<!\w)(?:"
+    + "|".join(
         f"(?P<{unit}{i}>{form.format(n='(?P<n_' + unit + str(i) + '>[1-9][0-9]?)')})"
         for unit, forms in _IN_UNITS.items()
         for i, form in enumerate(forms)
-    ),
+    )
+    + r")(?!\w)",
     re.IGNORECASE,
 )
 # Every phrase above holds one of these words (a weekday, "tomorrow", a unit of "in 3
@@ -122,7 +126,26 @@ def find_relative_days(text: str, today: date) -> Iterator[tuple[date, int, int]
         if day is not None:
             yield day, match.start(), match.end()
     for match in _IN.finditer(text):
-        unit = next(name for name, value in match.groupdict().items() if value and "_" not in name)
-        count = int(match[f"n_{unit}"])
-        days = count * (7 if unit.startswith("week") else 1)
-        yield today + timedelta(days=days), match.start(), match.end()
+        count, unit = _count_and_unit(match)
+        yield today + timedelta(days=count * (7 if unit == "week" else 1)), *match.span()
+
+
+def stated_duration(said: str) -> tuple[int, str] | None:
+    """The duration an "in N days" phrase states besides its day — ``(N, "day")`` or
+    ``(N, "week")`` — or None for any other phrase.
+
+    Why: "expect it back in 5 days" states the day five days on *and* the five days; a
+    source may hold either ("ready_on": the day, "eta_days": 5).
+
+    >>> stated_duration("in 5 Tagen"), stated_duration("dentro de 2 semanas")
+    ((5, 'day'), (2, 'week'))
+    >>> stated_duration("tomorrow") is None
+    True
+    """
+    match = _IN.fullmatch(said.strip())
+    return _count_and_unit(match) if match is not None else None
+
+
+def _count_and_unit(match: re.Match[str]) -> tuple[int, str]:
+    group = next(name for name, value in match.groupdict().items() if value and "_" not in name)
+    return int(match[f"n_{group}"]), group.rstrip("0123456789")
