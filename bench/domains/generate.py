@@ -6,9 +6,10 @@ record says — date, time, amount, reference and the person in charge — rende
 ``babel``'s conventions for that language (``12. Mai 2026``, ``12 de mayo de 2026``,
 ``25,00 €``). A *variant* either keeps every stated value true in another wording
 (paraphrase, another format, a relative day, a retried call, the person in charge without
-a title and in Latin letters) or changes exactly one thing (the date by a day, the time by
-an hour, the amount, the reference, the member id the agent passes, a relative day, the
-person in charge), so the expected verdict is known without reading the session.
+a title and in Latin letters, a reminder "in 2 days" that the record holds as a count of
+days) or changes exactly one thing (the date by a day, the time by an hour, the amount,
+the reference, the member id the agent passes, a relative day, the person in charge), so
+the expected verdict is known without reading the session.
 
 Spans are recorded with the real OpenTelemetry SDK through the same recorder as the
 bundled samples (:mod:`scripts.generate_sample_traces`).
@@ -48,7 +49,14 @@ from scripts.generate_sample_traces import (
     write_lines,
 )
 
-CORRECT = ("paraphrase", "other_format", "relative_day", "retry", "person_other_form")
+CORRECT = (
+    "paraphrase",
+    "other_format",
+    "relative_day",
+    "retry",
+    "person_other_form",
+    "duration",
+)
 WRONG = (
     "wrong_date",
     "wrong_time",
@@ -80,6 +88,15 @@ ANSWERS = {
         "Нашёл: {noun} {ref}, {date}, {time}. Вас примет {person}; к оплате {amount}.",
     ),
 }
+# The "duration" variant's extra sentence: a day said as "in N days", which the record
+# holds as a count (``reminder_in_days``), not as a day.
+REMINDERS = {
+    "en": "You will get a reminder in {n} days.",
+    "de": "Sie erhalten in {n} Tagen eine Erinnerung.",
+    "es": "Recibirá un recordatorio dentro de {n} días.",
+    "ru": "Напоминание придёт через {n} дня.",
+}
+REMINDER_DAYS = 2  # fewer than any record's day is ahead (3 or more), so no day says it
 QUESTIONS = {
     "en": "When is my {noun} {ref}? My member id is {member}, born {dob}.",
     "de": "Wann ist mein {noun} {ref}? Meine Mitgliedsnummer ist {member}, geboren am {dob}.",
@@ -188,7 +205,7 @@ def _facts(domain: Domain, language: str, variant: str, n: int) -> Facts:
     )
 
 
-def _record(domain: Domain, facts: Facts) -> dict[str, Any]:
+def _record(domain: Domain, facts: Facts, variant: str) -> dict[str, Any]:
     when: dict[str, Any] = (
         {"start": datetime.combine(facts.day, facts.moment).isoformat()}
         if facts.iso_record
@@ -201,6 +218,7 @@ def _record(domain: Domain, facts: Facts) -> dict[str, Any]:
         "currency": domain.currency,
         domain.role: facts.person,
         "status": "confirmed",
+        **({"reminder_in_days": REMINDER_DAYS} if variant == "duration" else {}),
     }
 
 
@@ -230,13 +248,17 @@ def _answer(domain: Domain, language: str, variant: str, facts: Facts) -> str:
         person = people[(people.index(person) + 1) % len(people)]
     elif variant == "person_other_form":  # no title, in Latin letters without diacritics
         person = anyascii(" ".join(w for w in person.split() if not w.endswith(".")))
-    return template.format(
-        noun=domain.nouns[language],
-        ref=reference,
-        date=date_text,
-        time=_time_text(language, moment, "24h" if variant == "other_format" else "short"),
-        person=person,
-        amount=_plain(format_currency(amount, domain.currency, locale=language)),
+    reminder = f" {REMINDERS[language].format(n=REMINDER_DAYS)}" if variant == "duration" else ""
+    return (
+        template.format(
+            noun=domain.nouns[language],
+            ref=reference,
+            date=date_text,
+            time=_time_text(language, moment, "24h" if variant == "other_format" else "short"),
+            person=person,
+            amount=_plain(format_currency(amount, domain.currency, locale=language)),
+        )
+        + reminder
     )
 
 
@@ -272,7 +294,7 @@ def record_session(domain: Domain, language: str, variant: str, n: int) -> tuple
         "call_lookup",
         domain.tool,
         {"reference": facts.reference},
-        spaced(_record(domain, facts)),
+        spaced(_record(domain, facts, variant)),
     )
     question = QUESTIONS[language].format(
         noun=domain.nouns[language],
@@ -358,7 +380,10 @@ def record_flow(domain: Domain, language: str, variant: str, n: int) -> tuple[li
     ]
     seed = _rng("flow", sid)
     lookup = ToolCall(
-        "call_lookup", domain.tool, {"reference": facts.reference}, spaced(_record(domain, facts))
+        "call_lookup",
+        domain.tool,
+        {"reference": facts.reference},
+        spaced(_record(domain, facts, variant)),
     )
     flow = _Flow(session, domain, language, variant, facts, history, lookup, seed)
     (_relay if variant in flows.RELAYS else _act)(flow)
