@@ -75,11 +75,12 @@ class ValueVerdict:
     """What the sources say of one stated value, and the rule that decided it.
 
     ``status``: ``supported`` (said by a source: ``rule`` is ``verbatim``,
-    ``tolerance`` or ``duration``), ``derived`` (worked out from what the turn saw: ``rule`` names the
-    derivation, ``quote`` shows it), ``contradicted`` (a source binds another value to the
-    same thing: ``rule`` names the binding, ``quote`` is the source's value), ``unverified``
-    (nothing supports or contradicts it: a suspect; ``closest`` is the nearest candidate
-    of its kind), ``not checkable`` (not worth checking: ``quote`` says why).
+    ``tolerance`` or ``duration``), ``derived`` (worked out from what the turn saw:
+    ``rule`` names the derivation, ``quote`` shows it), ``contradicted`` (a source binds
+    another value to the same thing: ``rule`` names the binding, ``quote`` is the
+    source's value), ``unverified`` (nothing supports or contradicts it: a suspect;
+    ``closest`` is the nearest candidate of its kind), ``not checkable`` (not worth
+    checking: ``quote`` says why).
     """
 
     value: StatedValue
