@@ -20,48 +20,37 @@ from collections.abc import Iterator
 from datetime import date, timedelta
 
 from aem.foundation.sessioncache import Slot, active_cache
-from aem.foundation.vocabulary import RELATIVE_DAYS, alternation
+from aem.foundation.vocabulary import COUNTS_AHEAD, DURATION_WORDS, RELATIVE_DAYS, alternation
 
 _SESSION_DAY: Slot[date | None] = Slot("session day")
 
 _PHRASE = re.compile(rf"(?<!\w)(?:{alternation(RELATIVE_DAYS)})(?!\w)", re.IGNORECASE)
-# "in 3 days", "in 3 Tagen", "dentro de 3 días", "через 3 дня": CLDR's future day and week
-# patterns with a digit count (counts in words are not read).
-_IN_UNITS = {
-    "day": (
-        "in {n} days?",
-        "in {n} tag(?:en)?",
-        "dentro de {n} días?",
-        "через {n} (?:день|дня|дней)",
-    ),
-    "week": (
-        "in {n} weeks?",
-        "in {n} wochen?",
-        "dentro de {n} semanas?",
-        "через {n} (?:неделю|недели|недель)",
-    ),
-}
-# Whole words only: "within 5 days" is a bound, not the day in five days, and "Termin 3
-# Tage" holds no "in".
+# "in 3 days", "in 3 Tagen", "dentro de 3 días", "через 3 дня": CLDR's phrases for a count
+# of days or weeks ahead (:data:`aem.foundation.vocabulary.COUNTS_AHEAD`), with a digit
+# count (counts in words are not read). Whole words only: "within 5 days" is a bound, not
+# the day in five days, and "Termin 3 Tage" holds no "in".
 _IN = re.compile(
     r"(?<!\w)(?:"
     + "|".join(
-        f"(?P<{unit}{i}>{form.format(n='(?P<n_' + unit + str(i) + '>[1-9][0-9]?)')})"
-        for unit, forms in _IN_UNITS.items()
-        for i, form in enumerate(forms)
+        f"(?P<{unit}{i}>"
+        + r"\s+".join(re.escape(word) for word in phrase.split()).replace(
+            re.escape("{0}"), f"(?P<n_{unit}{i}>[1-9][0-9]?)"
+        )
+        + ")"
+        for unit, phrases in COUNTS_AHEAD.items()
+        for i, phrase in enumerate(phrases)
     )
     + r")(?!\w)",
     re.IGNORECASE,
 )
 # Every phrase above holds one of these words (a weekday, "tomorrow", a unit of "in 3
 # days"): searched case-sensitively in the lower-cased text, far quicker than the phrases.
-_UNIT_WORDS = "day days tag tagen día días день дня дней week weeks woche wochen semana semanas"
 _ANCHOR = re.compile(
     r"(?<!\w)(?:"
     + alternation(
         {w for phrase in RELATIVE_DAYS for w in phrase.split() if len(w) > 3}
-        | set(_UNIT_WORDS.split())
-        | {"неделю", "недели", "недель"}
+        | DURATION_WORDS["day"]
+        | DURATION_WORDS["week"]
     )
     + r")(?!\w)"
 )

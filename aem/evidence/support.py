@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from aem.compare.extract import StatedValue
-from aem.compare.relative_days import stated_duration
 from aem.compare.settings import CompareSettings
 from aem.evidence.bindings import BINDINGS, Call, Stated, refutation
 from aem.evidence.derivations import DERIVATIONS, Cue, ValueClaim, aggregate_cue, derive
@@ -74,13 +73,12 @@ ValueStatus = Literal["supported", "derived", "contradicted", "unverified", "not
 class ValueVerdict:
     """What the sources say of one stated value, and the rule that decided it.
 
-    ``status``: ``supported`` (said by a source: ``rule`` is ``verbatim``,
-    ``tolerance`` or ``duration``), ``derived`` (worked out from what the turn saw:
-    ``rule`` names the derivation, ``quote`` shows it), ``contradicted`` (a source binds
-    another value to the same thing: ``rule`` names the binding, ``quote`` is the
-    source's value), ``unverified`` (nothing supports or contradicts it: a suspect;
-    ``closest`` is the nearest candidate of its kind), ``not checkable`` (not worth
-    checking: ``quote`` says why).
+    ``status``: ``supported`` (said by a source: ``rule`` is ``verbatim`` or
+    ``tolerance``), ``derived`` (worked out from what the turn saw: ``rule`` names the
+    derivation, ``quote`` shows it), ``contradicted`` (a source binds another value to the
+    same thing: ``rule`` names the binding, ``quote`` is the source's value), ``unverified``
+    (nothing supports or contradicts it: a suspect; ``closest`` is the nearest candidate
+    of its kind), ``not checkable`` (not worth checking: ``quote`` says why).
     """
 
     value: StatedValue
@@ -116,10 +114,10 @@ def judge_value(
     (``seen``) and the calls that ran. In order: not worth checking
     (:func:`is_distinctive`; a count of what nothing lists); said in what the turn saw
     (:meth:`SeenValues.supports`: a date with a year matches its year, a long digit run
-    matches digit for digit, values match at token boundaries; "in 5 days" also by the five
-    days, :func:`_duration_seen`); worked out, or its written
-    arithmetic refuted (:data:`aem.evidence.derivations.DERIVATIONS`); bound to another
-    value by a source (:data:`aem.evidence.bindings.BINDINGS`); else unverified."""
+    matches digit for digit, values match at token boundaries; "in 5 days" also by its
+    five days); worked out, or its written arithmetic refuted
+    (:data:`aem.evidence.derivations.DERIVATIONS`); bound to another value by a source
+    (:data:`aem.evidence.bindings.BINDINGS`); else unverified."""
     if not is_distinctive(value, text):
         return ValueVerdict(value, "not checkable", "distinctive", "not distinctive")
     noun = counted_noun(value, text)
@@ -130,8 +128,6 @@ def judge_value(
         text_seen = seen.text_at_hand()
         verbatim = text_seen is not None and said_at_boundary(value.raw.lower(), text_seen)
         return ValueVerdict(value, "supported", "verbatim" if verbatim else "tolerance")
-    if value.kind == "date" and _duration_seen(value.raw, seen.text):
-        return ValueVerdict(value, "supported", "duration")
     own = tuple(own)
     if value.kind == "number":
         found = DERIVATIONS.first(ValueClaim.of(value, text, own, seen, settings))
@@ -146,33 +142,6 @@ def judge_value(
         rule, wrong = bound
         return ValueVerdict(value, "contradicted", rule, wrong.quote, wrong.bound)
     return ValueVerdict(value, "unverified", closest=seen.closest(value))
-
-
-# The units of "in N days" / "in N weeks" as a source writes them, in the read languages.
-_DURATION_UNITS = {
-    "day": r"(?:days?|tag(?:e|en)?|d[ií]as?|день|дн(?:я|ей))",
-    "week": r"(?:weeks?|wochen?|semanas?|недел[юиья])",
-}
-
-
-def _duration_seen(said: str, seen_text: str) -> bool:
-    """Whether the turn saw the duration a relative day states ("in 5 days": five days),
-    as the count beside its unit ("5 days", "5-day") or under a key naming the unit
-    (``"eta_days": 5``): a source said it, as much as one holding that day would have. A
-    bare nine elsewhere (``"bay": 9``) is no duration, so "in 9 days" against a record's
-    other day stays contradicted."""
-    duration = stated_duration(said)
-    if duration is None:
-        return False
-    count, unit = duration
-    counts = [(count, unit)] + ([(count * 7, "day")] if unit == "week" else [])
-    for number, name in counts:
-        words = _DURATION_UNITS[name]
-        beside = rf"(?<![\d.,]){number}\s*-?\s*{words}(?!\w)"
-        keyed = rf"(?<![^\W_]){words}(?![^\W_])\w*[\"']?\s*[:=]\s*{number}(?![.,]?\d)"
-        if re.search(f"{beside}|{keyed}", seen_text, re.IGNORECASE):
-            return True
-    return False
 
 
 def _counts_checkable(value: StatedValue) -> bool:

@@ -22,9 +22,10 @@ from typing import Any
 
 from aem.compare.clock import keys_of_instant
 from aem.compare.extract import StatedValue, extract_values
+from aem.compare.relative_days import stated_duration
 from aem.compare.settings import CompareSettings
 from aem.evidence.arithmetic import evaluate
-from aem.foundation.vocabulary import MONTH_NUMBERS, STOP_WORDS, alternation
+from aem.foundation.vocabulary import DURATION_WORDS, MONTH_NUMBERS, STOP_WORDS, alternation
 
 _DIGITS = re.compile(r"\d+")
 # A digit run this long said inside an id or a word supports the same number.
@@ -348,13 +349,17 @@ class SeenValues:
             # states its year may not take it from the same day of another year.
             # A full date is strict (a relative day too: "next Tuesday" names its year).
             strict = value.kind == "date" or bool(_YEAR.search(value.raw))
-            return s == e and day_without_year(s, self, strict=strict)
+            if s == e and day_without_year(s, self, strict=strict):
+                return True
+            # "in 5 days" states the five days too, which a record may hold ("eta_days": 5).
+            ahead = stated_duration(value.raw) if value.kind == "date" else None
+            return ahead is not None and self._duration_said(*ahead)
         duration = _DURATION.match(value.raw.strip()) if value.kind == "id" else None
         if duration is not None:
             number, unit = duration.group(1), duration.group(2).lower()[:3]
             if duration.group(3):  # an age
                 return re.search(rf"(?<![\d.,]){number}(?![\d.,]?\d)", self.text) is not None
-            return re.search(rf"(?<!\d){number}\s*-?\s*{unit}", self.text) is not None
+            return _said_beside(number, re.escape(unit), self.text)
         if str(value.value) in self.ids or said_at_boundary(value.raw.lower(), self.text):
             return True
         # "22C", "5kg": a number with a unit glued on, which the text extractor reads as
@@ -366,6 +371,19 @@ class SeenValues:
             and len(runs) == 1
             and self._supports_number(float(runs[0]), runs[0], settings)
         )
+
+    def _duration_said(self, count: int, unit: str) -> bool:
+        """``count`` days or weeks said in what the turn saw, in any read language: beside
+        its unit ("5 days", "5 Tagen", "5-day"; a week also as its seven days) or under a key
+        naming the unit (``"eta_days": 5``). A bare 5 elsewhere is no duration."""
+        for number, name in [(count, unit)] + ([(count * 7, "day")] if unit == "week" else []):
+            words = alternation(DURATION_WORDS[name])
+            keyed = rf"(?<![^\W_])(?:{words})(?![^\W_])\w*[\"']?\s*[:=]\s*{number}(?![.,]?\d)"
+            if _said_beside(str(number), rf"(?i:{words})(?!\w)", self.text) or re.search(
+                keyed, self.text, re.IGNORECASE
+            ):
+                return True
+        return False
 
     def _supports_number(self, number: float, raw: str, settings: CompareSettings) -> bool:
         # A refund of $331 is the ``"amount": -331`` of the payment history.
@@ -496,6 +514,12 @@ def arithmetic_results(text: str) -> list[Quantity]:
             if value is not None:
                 found.append(Quantity(value, f"{value:g}", None, None, f"arithmetic '{string}'"))
     return found
+
+
+def _said_beside(number: str, unit: str, text: str) -> bool:
+    """``number`` said right before its unit (``unit`` a pattern) in ``text``: "24 hours",
+    "24-hour", "5 Tagen" — not the end of another number ("1.24 hours")."""
+    return re.search(rf"(?<![\d.,]){number}\s*-?\s*{unit}", text) is not None
 
 
 def keyed_quantities(text: str, source: str, settings: CompareSettings) -> list[Quantity]:

@@ -120,9 +120,38 @@ def _relative_days() -> dict[str, tuple[int, int | None]]:
     return phrases
 
 
+def _counts_ahead() -> dict[str, tuple[str, ...]]:
+    """CLDR's phrases for a count of days or weeks ahead, lower case, ``{0}`` for the count:
+    "in {0} days", "in {0} tagen", "dentro de {0} días", "через {0} дня" (every plural form)."""
+    found: dict[str, set[str]] = {"day": set(), "week": set()}
+    for language in READ_LANGUAGES:
+        fields = Locale.parse(language)._data["date_fields"]  # as in _relative_days
+        for unit, phrases in found.items():
+            phrases.update(str(p).lower() for p in fields[unit]["future"].values())
+    return {unit: tuple(sorted(phrases)) for unit, phrases in found.items()}
+
+
+def _duration_words() -> dict[str, frozenset[str]]:
+    """The words a count of days or weeks is written with ("5 days", "5 Tage", "5 Tagen",
+    "5 дней"), lower case: CLDR's long unit names in every plural form, and the unit
+    words of :data:`COUNTS_AHEAD` (German's dative "Tagen" is only there)."""
+    words: dict[str, set[str]] = {unit: set() for unit in COUNTS_AHEAD}
+    for language in READ_LANGUAGES:
+        patterns = Locale.parse(language)._data["unit_patterns"]
+        for unit, found in words.items():
+            for form, pattern in patterns[f"duration-{unit}"]["long"].items():
+                if form != "per":  # "{0} per day" is a rate, not a count
+                    found.add(str(pattern).replace("{0}", "").strip().lower())
+    for unit, phrases in COUNTS_AHEAD.items():
+        words[unit].update(phrase.split("{0}", 1)[1].strip() for phrase in phrases)
+    return {unit: frozenset(found) for unit, found in words.items()}
+
+
 MONTH_NUMBERS = _calendar_names("month")
 WEEKDAY_NUMBERS = _calendar_names("weekday")
 RELATIVE_DAYS = _relative_days()
+COUNTS_AHEAD = _counts_ahead()
+DURATION_WORDS = _duration_words()
 
 
 def alternation(words: Iterable[str]) -> str:

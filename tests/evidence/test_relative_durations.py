@@ -11,14 +11,17 @@ the day in five days, and is not read as one.
 from __future__ import annotations
 
 import json
-from datetime import date
+from datetime import date, timedelta
 
 import pytest
+from babel.dates import format_timedelta
+from babel.units import format_unit
 
 from aem.compare.extract import extract_values, values_memoised
-from aem.compare.relative_days import set_session_day, stated_duration
+from aem.compare.relative_days import find_relative_days, set_session_day, stated_duration
 from aem.evaluate import Evaluator
 from aem.foundation.model import MetricResult, Outcome
+from aem.foundation.vocabulary import READ_LANGUAGES
 from aem.metrics.truthfulness import Truthfulness
 from aem.settings import AemConfig
 from aem.testing import make_session, make_tool_call, make_turn
@@ -99,3 +102,28 @@ def test_stated_duration_reads_the_phrase_and_nothing_else() -> None:
     assert stated_duration("in 2 Wochen") == (2, "week")
     assert stated_duration("within 5 days") is None
     assert stated_duration("morgen") is None
+
+
+@pytest.mark.parametrize("language", READ_LANGUAGES)
+@pytest.mark.parametrize("days", [1, 2, 5, 14, 21])
+def test_babel_s_in_n_days_reads_back_as_its_day_and_its_duration(language: str, days: int) -> None:
+    """The phrase as CLDR writes it ("in 2 Wochen", "через 5 дней") is the day that many
+    days on, and states the count babel wrote it with."""
+    today = date(2026, 12, 6)
+    said = format_timedelta(timedelta(days=days), add_direction=True, locale=language)
+    [(day, start, end)] = list(find_relative_days(f"Ok: {said}.", today))
+    assert day == today + timedelta(days=days) and f"Ok: {said}."[start:end] == said
+    count, unit = stated_duration(said) or (0, "")
+    assert count * (7 if unit == "week" else 1) == days
+
+
+@pytest.mark.parametrize("language", READ_LANGUAGES)
+@pytest.mark.parametrize("count", [2, 5, 11])
+def test_a_count_of_days_as_babel_writes_it_supports_in_n_days(language: str, count: int) -> None:
+    """The source writes the duration in its own language ("5 Tage", "11 дней"); the
+    answer says it ahead in another ("in 5 days")."""
+    note = format_unit(count, "duration-day", length="long", locale=language)
+    answer = IN_FIVE_DAYS["en"].replace("5", "{n}").format(n=count)
+    assert _truth(answer, {"note": f"repair time {note}"}).outcome is Outcome.PASS
+    other = IN_FIVE_DAYS["en"].replace("5", "{n}").format(n=count + 1)
+    assert _truth(other, {"note": f"repair time {note}"}).outcome is Outcome.UNVERIFIED
